@@ -1,0 +1,91 @@
+--
+-- catalog: the objects CREATE EXTENSION makes, creating, replacing and
+-- dropping indexes, and who may do it.
+--
+CREATE EXTENSION flusso;
+
+SELECT nspname FROM pg_namespace WHERE nspname LIKE 'flusso%' ORDER BY 1;
+SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname = 'flusso_admin';
+SELECT unnest(extconfig)::regclass AS dumped_tables FROM pg_extension WHERE extname = 'flusso';
+\d flusso.signal
+\d flusso_indexes
+SELECT p.oid::regprocedure AS function, p.provolatile, p.prosecdef
+FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'flusso'
+ORDER BY 1::text;
+
+-- create, replace, drop
+SELECT flusso_create_index('users', $$
+version: 1
+table: users
+primary_key: id
+fields:
+  - keyword: email
+    required: true
+$$);
+SELECT name, schema_name, table_name, definition -> 'fields' -> 0 ->> 'field' AS first_field
+FROM flusso_indexes;
+CREATE TEMP TABLE first AS SELECT version, created_at FROM flusso_indexes WHERE name = 'users';
+
+SELECT flusso_create_index('users', $${"version": 1, "table": "users", "fields": []}$$);
+SELECT flusso_create_index('users', $$
+version: 1
+schema: app
+table: users
+primary_key: id
+fields:
+  - keyword: email
+    required: false
+$$, replace => true);
+SELECT i.schema_name, i.version <> f.version AS new_version,
+       i.created_at = f.created_at AS same_created_at,
+       x.updated_at >= x.created_at AS updated
+FROM flusso_indexes i, first f, flusso.index x WHERE i.name = 'users' AND x.name = i.name;
+
+-- a failed replace leaves the old definition
+SELECT flusso_create_index('users', 'version: 1', replace => true);
+SELECT schema_name, definition -> 'fields' -> 0 ->> 'required' AS required FROM flusso_indexes;
+
+SELECT flusso_drop_index('users');
+SELECT count(*) FROM flusso_indexes;
+SELECT flusso_drop_index('users');
+SELECT flusso_create_index('a name', 'version: 1');
+
+-- roles: plain users are refused, flusso_admin members manage their own
+CREATE ROLE regress_flusso_plain;
+CREATE ROLE regress_flusso_alice IN ROLE flusso_admin;
+CREATE ROLE regress_flusso_bob IN ROLE flusso_admin;
+
+SET ROLE regress_flusso_plain;
+SELECT flusso_create_index('t', E'version: 1\ntable: t\nfields: []');
+SELECT * FROM flusso_indexes;
+SELECT * FROM flusso.index;
+INSERT INTO flusso.index (name, version, schema_name, table_name, definition, source, owner)
+VALUES ('forged', 'x', 'public', 't', '{}', '', 'regress_flusso_plain');
+RESET ROLE;
+
+SET ROLE regress_flusso_alice;
+SELECT flusso_create_index('alices', E'version: 1\ntable: t\nfields: []');
+SELECT name, table_name FROM flusso_indexes;
+SELECT flusso_mapping('alices') -> 'mappings';
+RESET ROLE;
+SELECT name, owner FROM flusso.index;
+
+SET ROLE regress_flusso_bob;
+SELECT flusso_create_index('alices', E'version: 1\ntable: u\nfields: []', true);
+SELECT flusso_drop_index('alices');
+RESET ROLE;
+
+-- a function granted to a non-member by mistake still refuses
+GRANT EXECUTE ON FUNCTION flusso_create_index(text, text, boolean) TO regress_flusso_plain;
+SET ROLE regress_flusso_plain;
+SELECT flusso_create_index('t', E'version: 1\ntable: t\nfields: []');
+RESET ROLE;
+
+SET ROLE regress_flusso_alice;
+SELECT flusso_drop_index('alices');
+RESET ROLE;
+SELECT count(*) FROM flusso.index;
+
+DROP EXTENSION flusso;
+DROP ROLE regress_flusso_plain, regress_flusso_alice, regress_flusso_bob;

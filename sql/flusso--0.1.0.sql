@@ -1,0 +1,84 @@
+/* flusso--0.1.0.sql: the first version of flusso's SQL objects */
+
+\echo Use "CREATE EXTENSION flusso" to load this file. \quit
+
+-- Members of flusso_admin manage indexes without being superusers.  Roles are
+-- cluster-wide, so the role may already exist (another database has flusso).
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'flusso_admin') THEN
+		CREATE ROLE flusso_admin NOLOGIN;
+	END IF;
+END
+$$;
+
+-- flusso's own state; users read it through the functions and views below.
+CREATE SCHEMA flusso;
+REVOKE ALL ON SCHEMA flusso FROM PUBLIC;
+
+-- Documents of the embedded sink, one table per index.
+CREATE SCHEMA flusso_docs;
+REVOKE ALL ON SCHEMA flusso_docs FROM PUBLIC;
+GRANT USAGE ON SCHEMA flusso_docs TO flusso_admin;
+
+-- One row per index: the definition as given, its canonical form and the
+-- version (a hash of the canonical form).  Written only by the functions.
+CREATE TABLE flusso.index (
+	name		text PRIMARY KEY
+				CHECK (name ~ '^[a-z_][a-z0-9_]*$' AND length(name) <= 63),
+	version		text NOT NULL,
+	schema_name	text NOT NULL,
+	table_name	text NOT NULL,
+	definition	jsonb NOT NULL,
+	source		text NOT NULL,
+	owner		regrole NOT NULL,
+	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	updated_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE flusso.index IS 'flusso index definitions';
+SELECT pg_catalog.pg_extension_config_dump('flusso.index', '');
+
+-- Watermarks of snapshots and ad-hoc signals, read back from the change
+-- stream in commit order.  Rows are transient, so they are not dumped.
+CREATE TABLE flusso.signal (
+	id			uuid PRIMARY KEY DEFAULT pg_catalog.gen_random_uuid(),
+	kind		text NOT NULL,
+	payload		jsonb NOT NULL DEFAULT '{}',
+	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE flusso.signal IS 'flusso snapshot watermarks and signals';
+
+CREATE FUNCTION flusso_create_index(name text, definition text,
+									replace boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flusso_create_index'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION flusso_create_index(text, text, boolean)
+	IS 'define (or with replace, redefine) a flusso index from a YAML or JSON schema';
+
+CREATE FUNCTION flusso_drop_index(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flusso_drop_index'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION flusso_drop_index(text) IS 'drop a flusso index';
+
+CREATE FUNCTION flusso_mapping(name text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'flusso_mapping'
+LANGUAGE C STRICT STABLE;
+COMMENT ON FUNCTION flusso_mapping(text)
+	IS 'the OpenSearch index body (settings and mappings) derived from an index schema';
+
+CREATE VIEW flusso_indexes AS
+	SELECT name, version, schema_name, table_name, definition, created_at
+	FROM flusso.index;
+COMMENT ON VIEW flusso_indexes IS 'flusso indexes and their canonical definitions';
+
+REVOKE ALL ON FUNCTION flusso_create_index(text, text, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_drop_index(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_mapping(text) FROM PUBLIC;
+REVOKE ALL ON flusso_indexes FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION flusso_create_index(text, text, boolean) TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_drop_index(text) TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_mapping(text) TO flusso_admin;
+GRANT SELECT ON flusso_indexes TO flusso_admin;

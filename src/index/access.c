@@ -1,0 +1,84 @@
+/*-------------------------------------------------------------------------
+ *
+ * access.c
+ *	  Permission checks for flusso's SQL functions, and the switch to the
+ *	  extension's owner for writes to flusso's own tables.
+ *
+ * Users never write flusso.index directly: the functions validate a
+ * definition and then store it as the owner of schema flusso (the role that
+ * ran CREATE EXTENSION), so flusso_admin needs no rights on the table and a
+ * stored definition has always been validated.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
+
+#include "index/access.h"
+
+/* Only superusers and members of flusso_admin may manage indexes. */
+void
+flusso_require_admin(void)
+{
+	Oid			admin = get_role_oid(FLUSSO_ADMIN_ROLE, true);
+
+	if (superuser())
+		return;
+	if (OidIsValid(admin) && has_privs_of_role(GetUserId(), admin))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to manage flusso indexes"),
+			 errdetail("Only superusers and members of role \"%s\" may manage flusso indexes.",
+					   FLUSSO_ADMIN_ROLE),
+			 errhint("A superuser can run: GRANT %s TO %s;",
+					 FLUSSO_ADMIN_ROLE,
+					 quote_identifier(GetUserNameFromId(GetUserId(), false)))));
+}
+
+/* Replacing or dropping an index takes the rights of its owner. */
+void
+flusso_require_owner(Oid owner, const char *index_name)
+{
+	if (has_privs_of_role(GetUserId(), owner))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("must be owner of index \"%s\"", index_name),
+			 errdetail("Index \"%s\" is owned by role \"%s\".",
+					   index_name, GetUserNameFromId(owner, false))));
+}
+
+/* Run as the owner of schema flusso until catalog_restore_user. */
+void
+catalog_become_owner(CatalogUser *saved)
+{
+	Oid			nsp = get_namespace_oid(FLUSSO_SCHEMA, false);
+	HeapTuple	tuple;
+	Oid			owner;
+
+	tuple = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for namespace %u", nsp);
+	owner = ((Form_pg_namespace) GETSTRUCT(tuple))->nspowner;
+	ReleaseSysCache(tuple);
+
+	GetUserIdAndSecContext(&saved->saved_userid, &saved->saved_sec_context);
+	SetUserIdAndSecContext(owner,
+						   saved->saved_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+void
+catalog_restore_user(const CatalogUser *saved)
+{
+	SetUserIdAndSecContext(saved->saved_userid, saved->saved_sec_context);
+}

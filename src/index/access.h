@@ -1,0 +1,28 @@
+/*-------------------------------------------------------------------------
+ *
+ * access.h
+ *	  Who may call flusso's SQL functions, and running catalog work as the
+ *	  extension's owner.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_INDEX_ACCESS_H
+#define FLUSSO_INDEX_ACCESS_H
+
+#define FLUSSO_ADMIN_ROLE "flusso_admin"
+#define FLUSSO_SCHEMA "flusso"
+
+typedef struct CatalogUser
+{
+	Oid			saved_userid;
+	int			saved_sec_context;
+} CatalogUser;
+
+extern void flusso_require_admin(void);
+extern void flusso_require_owner(Oid owner, const char *index_name);
+extern void catalog_become_owner(CatalogUser *saved);
+extern void catalog_restore_user(const CatalogUser *saved);
+
+#endif							/* FLUSSO_INDEX_ACCESS_H */

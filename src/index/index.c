@@ -1,0 +1,271 @@
+/*-------------------------------------------------------------------------
+ *
+ * index.c
+ *	  The SQL functions that store, replace, drop and describe index
+ *	  definitions: flusso_create_index, flusso_drop_index, flusso_mapping.
+ *
+ * A definition is validated by the schema model before anything is
+ * written; a rejected definition changes nothing.  What is stored is the
+ * text as given (so it can be read back and re-derived), its canonical form
+ * as jsonb, and the version: a hash of the canonical form.  Whether the
+ * tables and columns exist is flusso_check()'s business, not create's.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "index/access.h"
+#include "schema/schema.h"
+
+PG_FUNCTION_INFO_V1(flusso_create_index);
+PG_FUNCTION_INFO_V1(flusso_drop_index);
+PG_FUNCTION_INFO_V1(flusso_mapping);
+
+/* hex digits of the canonical form's SHA-256 kept as the version */
+#define VERSION_HEX_DIGITS 16
+
+/* What a definition becomes once validated. */
+typedef struct ParsedDefinition
+{
+	IndexSchema *schema;
+	char	   *canonical;		/* canonical JSON text */
+	char	   *version;
+} ParsedDefinition;
+
+static void
+report_schema_error(const SchemaError *error)
+{
+	ereport(ERROR,
+			(errcode(error->syntax ? ERRCODE_INVALID_TEXT_REPRESENTATION
+					 : ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid index definition: %s%s%s",
+					error->path, error->path[0] ? ": " : "", error->message),
+			 error->hint ? errhint("%s", error->hint) : 0));
+}
+
+static char *
+version_of(const char *canonical)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *hex = palloc(VERSION_HEX_DIGITS + 1);
+
+	if (pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) canonical, strlen(canonical)) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute SHA-256 of an index definition: %s",
+			 pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
+
+	for (int i = 0; i < VERSION_HEX_DIGITS / 2; i++)
+		sprintf(hex + 2 * i, "%02x", digest[i]);
+	return hex;
+}
+
+/* Validate definition text, raising the schema error if it has one. */
+static ParsedDefinition *
+parse_definition(const text *definition)
+{
+	ParsedDefinition *parsed = palloc0(sizeof(ParsedDefinition));
+	SchemaError *error = NULL;
+
+	parsed->schema = schema_parse(VARDATA_ANY(definition),
+								  VARSIZE_ANY_EXHDR(definition),
+								  GetDatabaseEncoding(), &error);
+	if (parsed->schema == NULL)
+		report_schema_error(error);
+	parsed->canonical = schema_canonical_json(parsed->schema);
+	parsed->version = version_of(parsed->canonical);
+	return parsed;
+}
+
+static void
+check_index_name(const char *name)
+{
+	if (!schema_valid_identifier(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("invalid index name \"%s\"", name),
+				 errhint("Index names must match ^[a-z_][a-z0-9_]*$ and have at most 63 characters: they name the table flusso_docs.<name>.")));
+}
+
+/*
+ * The owner of an index, locked against concurrent changes; InvalidOid when
+ * there is no such index.  Runs inside SPI as the catalog owner.
+ */
+static Oid
+lock_index(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	bool		isnull;
+	Datum		owner;
+
+	if (SPI_execute_with_args("SELECT owner::oid FROM flusso.index WHERE name = $1 FOR UPDATE",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read index \"%s\" from flusso.index", name);
+	if (SPI_processed == 0)
+		return InvalidOid;
+	owner = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return DatumGetObjectId(owner);
+}
+
+static void
+raise_no_such_index(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("index \"%s\" does not exist", name),
+			 errhint("SELECT name FROM flusso_indexes lists the indexes.")));
+}
+
+/*
+ * flusso_create_index(name text, definition text, replace boolean)
+ *
+ * Store a validated definition under name, owned by the calling role.  An
+ * existing index is an error unless replace is true; replacing keeps the
+ * owner and creation time and takes the owner's rights.
+ */
+Datum
+flusso_create_index(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	text	   *definition = PG_GETARG_TEXT_PP(1);
+	bool		replace = PG_GETARG_BOOL(2);
+	Oid			caller = GetUserId();
+	ParsedDefinition *parsed;
+	CatalogUser saved;
+	Oid			argtypes[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, OIDOID};
+	Datum		values[7];
+	Oid			owner = InvalidOid;
+	bool		inserted;
+
+	flusso_require_admin();
+	check_index_name(name);
+	parsed = parse_definition(definition);
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(parsed->version);
+	values[2] = CStringGetTextDatum(parsed->schema->namespace);
+	values[3] = CStringGetTextDatum(parsed->schema->table);
+	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(parsed->canonical));
+	values[5] = PointerGetDatum(definition);
+	values[6] = ObjectIdGetDatum(caller);
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("INSERT INTO flusso.index "
+							  "(name, version, schema_name, table_name, definition, source, owner) "
+							  "VALUES ($1, $2, $3, $4, $5, $6, $7::regrole) "
+							  "ON CONFLICT (name) DO NOTHING",
+							  7, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert index \"%s\" into flusso.index", name);
+	inserted = SPI_processed == 1;
+	if (!inserted)
+		owner = lock_index(name);
+	catalog_restore_user(&saved);
+
+	if (!inserted)
+	{
+		if (!replace)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("index \"%s\" already exists", name),
+					 errhint("Pass replace => true to replace its definition.")));
+		flusso_require_owner(owner, name);
+
+		catalog_become_owner(&saved);
+		if (SPI_execute_with_args("UPDATE flusso.index SET version = $2, schema_name = $3, "
+								  "table_name = $4, definition = $5, source = $6, "
+								  "updated_at = pg_catalog.now() WHERE name = $1",
+								  6, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update index \"%s\" in flusso.index", name);
+		catalog_restore_user(&saved);
+	}
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/* flusso_drop_index(name text): forget an index and its definition. */
+Datum
+flusso_drop_index(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	CatalogUser saved;
+	Oid			owner;
+
+	flusso_require_admin();
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	owner = lock_index(name);
+	catalog_restore_user(&saved);
+	if (!OidIsValid(owner))
+		raise_no_such_index(name);
+	flusso_require_owner(owner, name);
+
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("DELETE FROM flusso.index WHERE name = $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete index \"%s\" from flusso.index", name);
+	catalog_restore_user(&saved);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * flusso_mapping(name text) RETURNS jsonb
+ *
+ * The OpenSearch index body derived from the stored definition.
+ */
+Datum
+flusso_mapping(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	CatalogUser saved;
+	text	   *source = NULL;
+	ParsedDefinition *parsed;
+	MemoryContext caller_context = CurrentMemoryContext;
+
+	flusso_require_admin();
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("SELECT source FROM flusso.index WHERE name = $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read index \"%s\" from flusso.index", name);
+	catalog_restore_user(&saved);
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext spi_context = MemoryContextSwitchTo(caller_context);
+
+		source = DatumGetTextPCopy(d);
+		MemoryContextSwitchTo(spi_context);
+	}
+	SPI_finish();
+
+	if (source == NULL)
+		raise_no_such_index(name);
+	parsed = parse_definition(source);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
+										CStringGetDatum(schema_mapping_json(parsed->schema))));
+}
