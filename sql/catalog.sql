@@ -12,7 +12,7 @@ SELECT unnest(extconfig)::regclass AS dumped_tables FROM pg_extension WHERE extn
 SELECT p.oid::regprocedure AS function, p.provolatile, p.prosecdef
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'flusso'
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text;
 
 -- create, replace, drop
 SELECT flusso_create_index('users', $$

@@ -69,6 +69,20 @@ LANGUAGE C STRICT STABLE;
 COMMENT ON FUNCTION flusso_mapping(text)
 	IS 'the OpenSearch index body (settings and mappings) derived from an index schema';
 
+CREATE FUNCTION flusso_check()
+RETURNS TABLE (index text, path text, severity text, message text, hint text)
+AS 'MODULE_PATHNAME', 'flusso_check'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION flusso_check()
+	IS 'every index against the live catalog, and the environment flusso runs in';
+
+CREATE FUNCTION flusso_provision()
+RETURNS TABLE (action text, sql text, applied boolean, blocker text)
+AS 'MODULE_PATHNAME', 'flusso_provision'
+LANGUAGE C STRICT VOLATILE SECURITY INVOKER;
+COMMENT ON FUNCTION flusso_provision()
+	IS 'create the publication and replica identities the indexes need, where the caller may';
+
 CREATE VIEW flusso_indexes AS
 	SELECT name, version, schema_name, table_name, definition, created_at
 	FROM flusso.index;
@@ -77,8 +91,12 @@ COMMENT ON VIEW flusso_indexes IS 'flusso indexes and their canonical definition
 REVOKE ALL ON FUNCTION flusso_create_index(text, text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_drop_index(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_mapping(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_check() FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_provision() FROM PUBLIC;
 REVOKE ALL ON flusso_indexes FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION flusso_create_index(text, text, boolean) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_drop_index(text) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_mapping(text) TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_check() TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_provision() TO flusso_admin;
 GRANT SELECT ON flusso_indexes TO flusso_admin;

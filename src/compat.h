@@ -32,4 +32,28 @@ typedef void json_action_result;
 	makeJsonLexContextCstringLen((json), (len), (encoding), true)
 #endif
 
+#ifndef FRONTEND
+
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_publication.h"
+#include "utils/acl.h"
+
+/* 16 folded the per-catalog ownership and ACL checks into object_* calls */
+#if PG_VERSION_NUM >= 160000
+#define compat_owns_relation(relid, role) \
+	object_ownercheck(RelationRelationId, (relid), (role))
+#define compat_owns_publication(pubid, role) \
+	object_ownercheck(PublicationRelationId, (pubid), (role))
+#define compat_database_aclcheck(dbid, role, mode) \
+	object_aclcheck(DatabaseRelationId, (dbid), (role), (mode))
+#else
+#define compat_owns_relation(relid, role) pg_class_ownercheck((relid), (role))
+#define compat_owns_publication(pubid, role) pg_publication_ownercheck((pubid), (role))
+#define compat_database_aclcheck(dbid, role, mode) \
+	pg_database_aclcheck((dbid), (role), (mode))
+#endif
+
+#endif							/* !FRONTEND */
+
 #endif							/* FLUSSO_COMPAT_H */

@@ -17,80 +17,20 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "common/cryptohash.h"
-#include "common/sha2.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
 #include "index/access.h"
+#include "index/definition.h"
 #include "schema/schema.h"
 
 PG_FUNCTION_INFO_V1(flusso_create_index);
 PG_FUNCTION_INFO_V1(flusso_drop_index);
 PG_FUNCTION_INFO_V1(flusso_mapping);
-
-/* hex digits of the canonical form's SHA-256 kept as the version */
-#define VERSION_HEX_DIGITS 16
-
-/* What a definition becomes once validated. */
-typedef struct ParsedDefinition
-{
-	IndexSchema *schema;
-	char	   *canonical;		/* canonical JSON text */
-	char	   *version;
-} ParsedDefinition;
-
-static void
-report_schema_error(const SchemaError *error)
-{
-	ereport(ERROR,
-			(errcode(error->syntax ? ERRCODE_INVALID_TEXT_REPRESENTATION
-					 : ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid index definition: %s%s%s",
-					error->path, error->path[0] ? ": " : "", error->message),
-			 error->hint ? errhint("%s", error->hint) : 0));
-}
-
-static char *
-version_of(const char *canonical)
-{
-	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
-	uint8		digest[PG_SHA256_DIGEST_LENGTH];
-	char	   *hex = palloc(VERSION_HEX_DIGITS + 1);
-
-	if (pg_cryptohash_init(ctx) < 0 ||
-		pg_cryptohash_update(ctx, (const uint8 *) canonical, strlen(canonical)) < 0 ||
-		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
-		elog(ERROR, "could not compute SHA-256 of an index definition: %s",
-			 pg_cryptohash_error(ctx));
-	pg_cryptohash_free(ctx);
-
-	for (int i = 0; i < VERSION_HEX_DIGITS / 2; i++)
-		sprintf(hex + 2 * i, "%02x", digest[i]);
-	return hex;
-}
-
-/* Validate definition text, raising the schema error if it has one. */
-static ParsedDefinition *
-parse_definition(const text *definition)
-{
-	ParsedDefinition *parsed = palloc0(sizeof(ParsedDefinition));
-	SchemaError *error = NULL;
-
-	parsed->schema = schema_parse(VARDATA_ANY(definition),
-								  VARSIZE_ANY_EXHDR(definition),
-								  GetDatabaseEncoding(), &error);
-	if (parsed->schema == NULL)
-		report_schema_error(error);
-	parsed->canonical = schema_canonical_json(parsed->schema);
-	parsed->version = version_of(parsed->canonical);
-	return parsed;
-}
 
 static void
 check_index_name(const char *name)
@@ -155,7 +95,7 @@ flusso_create_index(PG_FUNCTION_ARGS)
 
 	flusso_require_admin();
 	check_index_name(name);
-	parsed = parse_definition(definition);
+	parsed = index_parse_definition(definition);
 
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(parsed->version);
@@ -265,7 +205,7 @@ flusso_mapping(PG_FUNCTION_ARGS)
 
 	if (source == NULL)
 		raise_no_such_index(name);
-	parsed = parse_definition(source);
+	parsed = index_parse_definition(source);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
 										CStringGetDatum(schema_mapping_json(parsed->schema))));
 }

@@ -384,11 +384,9 @@ schema_number_text(const char *literal, bool integer_only, char **normalized)
 	return true;
 }
 
-static char *format_message(const char *fmt, va_list args) pg_attribute_printf(1, 0);
-
-/* Format a message into a palloc'd string. */
-static char *
-format_message(const char *fmt, va_list args)
+/* Format a message into a palloc'd string (a psprintf taking a va_list). */
+char *
+schema_vformat(const char *fmt, va_list args)
 {
 	StringInfoData buf;
 
@@ -416,7 +414,7 @@ schema_error(const char *path, const char *hint, const char *fmt,...)
 	va_list		args;
 
 	va_start(args, fmt);
-	error->message = format_message(fmt, args);
+	error->message = schema_vformat(fmt, args);
 	va_end(args);
 	error->path = pstrdup(path ? path : "");
 	error->hint = hint ? pstrdup(hint) : NULL;
@@ -431,7 +429,7 @@ schema_syntax_error(int line, int column, const char *fmt,...)
 	va_list		args;
 
 	va_start(args, fmt);
-	error->message = format_message(fmt, args);
+	error->message = schema_vformat(fmt, args);
 	va_end(args);
 	error->syntax = true;
 	error->path = psprintf("line %d, column %d", line, column);

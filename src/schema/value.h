@@ -97,6 +97,7 @@ extern void schema_json_string(StringInfo buf, const char *str);
 extern bool schema_number_text(const char *literal, bool integer_only,
 							   char **normalized);
 
+extern char *schema_vformat(const char *fmt, va_list args) pg_attribute_printf(1, 0);
 extern SchemaError *schema_error(const char *path, const char *hint,
 								 const char *fmt,...) pg_attribute_printf(3, 4);
 extern SchemaError *schema_syntax_error(int line, int column, const char *fmt,...) pg_attribute_printf(3, 4);

@@ -1,0 +1,115 @@
+--
+-- check: flusso_check() against a deliberately mismatched database, each
+-- diagnostic kind once, then fixed.
+--
+CREATE EXTENSION flusso;
+
+CREATE SCHEMA chk;
+CREATE TABLE chk.owners (id int PRIMARY KEY, email text NOT NULL UNIQUE);
+ALTER TABLE chk.owners REPLICA IDENTITY USING INDEX owners_email_key;
+CREATE TABLE chk.shops (
+	id int PRIMARY KEY, name text, code text NOT NULL, opened date,
+	region text, owner_id int REFERENCES chk.owners);
+CREATE TABLE chk.items (id int PRIMARY KEY, shop_id int NOT NULL, sku text NOT NULL);
+CREATE UNIQUE INDEX items_shop_key ON chk.items (shop_id, id);
+CREATE TABLE chk.no_identity (shop_id int, label text);
+CREATE TABLE chk.nokey (x int, label text);
+ALTER TABLE chk.nokey REPLICA IDENTITY FULL;
+CREATE VIEW chk.shop_view AS SELECT * FROM chk.shops;
+CREATE PUBLICATION flusso
+	FOR TABLE chk.shops WHERE (id > 0), chk.items (id, sku), chk.no_identity, chk.nokey
+	WITH (publish = 'insert, update, delete');
+
+SELECT flusso_create_index('mismatch', $$
+version: 1
+schema: chk
+table: shops
+primary_key: id
+filters:
+  - { column: opened, op: gt, value: "not a date" }
+fields:
+  - text: name
+    required: true
+  - integer: code
+    required: true
+  - date: openedd
+    required: false
+  - custom: region
+    postgres: [varchar]
+    opensearch: keyword
+    required: false
+  - has_many: items
+    table: items
+    foreign_key: shop_id
+    primary_key: id
+    fields: [ { keyword: sku, required: true } ]
+  - has_many: orphans
+    table: no_identity
+    foreign_key: shop_id
+    primary_key: label
+    fields: []
+  - belongs_to: owner
+    column: owner_id
+    table: owners
+    primary_key: id
+    fields: [ { keyword: email, required: true } ]
+  - has_one: ghost
+    table: ghosts
+    foreign_key: shop_id
+    primary_key: id
+    fields: []
+  - has_many: views
+    table: shop_view
+    foreign_key: id
+    primary_key: id
+    fields: []
+  - count: elsewhere
+    schema: nowhere
+    table: t
+    foreign_key: shop_id
+  - ids: labels
+    table: nokey
+    foreign_key: x
+    element_type: long
+$$);
+SELECT flusso_create_index('nopk', E'version: 1\nschema: chk\ntable: nokey\nfields: []');
+
+-- the slot name carries the database oid
+CREATE FUNCTION pg_temp.checked()
+RETURNS TABLE (index text, path text, severity text, message text, hint text)
+LANGUAGE sql AS $$
+	SELECT index, path, severity,
+	       regexp_replace(message, 'flusso_[0-9]+', 'flusso_<db>'), hint
+	FROM flusso_check()
+$$;
+\x on
+SELECT * FROM pg_temp.checked();
+\x off
+
+-- fixed one by one, the rows go away
+ALTER PUBLICATION flusso SET (publish = 'insert, update, delete, truncate');
+ALTER TABLE chk.shops ALTER COLUMN name SET NOT NULL;
+SELECT flusso_create_index('mismatch', $$
+version: 1
+schema: chk
+table: shops
+primary_key: id
+fields:
+  - text: name
+    required: true
+  - has_many: items
+    table: items
+    foreign_key: shop_id
+    primary_key: id
+    fields: [ { keyword: sku, required: true } ]
+$$, replace => true);
+SELECT flusso_drop_index('nopk');
+SELECT index, path, severity, message FROM pg_temp.checked();
+ALTER PUBLICATION flusso DROP TABLE chk.shops, chk.items;
+ALTER PUBLICATION flusso ADD TABLE chk.shops, chk.items;
+ALTER TABLE chk.items REPLICA IDENTITY USING INDEX items_shop_key;
+SELECT index, path, severity, message FROM pg_temp.checked();
+
+DROP PUBLICATION flusso;
+DROP SCHEMA chk CASCADE;
+DROP EXTENSION flusso;

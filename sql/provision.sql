@@ -1,0 +1,91 @@
+--
+-- provision: flusso_provision() creates the publication and replica
+-- identities the indexes need, where the calling role may; idempotent;
+-- repairs drift; never raises for a missing privilege.
+--
+CREATE EXTENSION flusso;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fixtures :abs_srcdir '/test/fixtures/'
+\i :fixtures/schema.sql
+
+-- a table named by a reserved word, and one with no usable identity
+CREATE TABLE "select" (id int PRIMARY KEY, book_id bigint NOT NULL, "order" int);
+CREATE TABLE notes (book_id bigint NOT NULL, body text NOT NULL);
+
+SELECT flusso_create_index('books', pg_read_file(:'fixtures' || 'books.schema.yml'));
+SELECT flusso_create_index('extras', $$
+version: 1
+table: books
+primary_key: id
+fields:
+  - has_many: selections
+    table: select
+    foreign_key: book_id
+    primary_key: id
+    order_by: [ { column: order } ]
+    fields: [ { integer: order, required: false } ]
+  - has_many: notes
+    table: notes
+    foreign_key: book_id
+    primary_key: body
+    fields: [ { text: body, required: true } ]
+$$);
+
+CREATE FUNCTION pg_temp.provisioned()
+RETURNS TABLE (action text, sql text, applied boolean, blocker text)
+LANGUAGE sql AS $$
+	SELECT regexp_replace(action, 'flusso_[0-9]+', 'flusso_<db>'), sql, applied, blocker
+	FROM flusso_provision()
+$$;
+CREATE FUNCTION pg_temp.checked()
+RETURNS TABLE (index text, path text, severity text, message text)
+LANGUAGE sql AS $$
+	SELECT index, path, severity, regexp_replace(message, 'flusso_[0-9]+', 'flusso_<db>')
+	FROM flusso_check()
+$$;
+
+-- a superuser: everything is applied, in order (identity before publishing)
+SELECT * FROM pg_temp.provisioned();
+SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = 'flusso' ORDER BY 1, 2;
+SELECT relname, relreplident FROM pg_class
+WHERE relname IN ('reviews', 'loans', 'references', 'select', 'notes', 'books') ORDER BY 1;
+SELECT * FROM pg_temp.checked();
+
+-- idempotent: a second call applies nothing
+SELECT * FROM pg_temp.provisioned();
+
+-- drift: a table dropped from the publication by hand is reported, then restored
+ALTER PUBLICATION flusso DROP TABLE reviews;
+ALTER TABLE loans REPLICA IDENTITY DEFAULT;
+SELECT * FROM pg_temp.checked();
+SELECT * FROM pg_temp.provisioned();
+SELECT * FROM pg_temp.checked();
+
+-- an unprivileged member of flusso_admin gets the SQL and the reasons
+DROP PUBLICATION flusso;
+ALTER TABLE notes REPLICA IDENTITY DEFAULT;
+CREATE ROLE regress_flusso_prov IN ROLE flusso_admin;
+ALTER TABLE publishers OWNER TO regress_flusso_prov;
+SET ROLE regress_flusso_prov;
+SELECT * FROM pg_temp.provisioned();
+RESET ROLE;
+
+-- with CREATE on the database it creates the publication and publishes
+-- what it owns; the rest still names its blocker
+DO $$ BEGIN
+	EXECUTE format('GRANT CREATE ON DATABASE %I TO regress_flusso_prov', current_database());
+END $$;
+SET ROLE regress_flusso_prov;
+SELECT * FROM pg_temp.provisioned();
+RESET ROLE;
+SELECT pubname, pg_get_userbyid(pubowner) FROM pg_publication;
+SELECT tablename FROM pg_publication_tables WHERE pubname = 'flusso';
+
+DROP PUBLICATION flusso;
+DO $$ BEGIN
+	EXECUTE format('REVOKE CREATE ON DATABASE %I FROM regress_flusso_prov', current_database());
+END $$;
+ALTER TABLE publishers OWNER TO CURRENT_USER;
+DROP ROLE regress_flusso_prov;
+DROP TABLE book_authors, reviews, loans, "references", "select", notes, books, authors, publishers;
+DROP EXTENSION flusso;

@@ -1,0 +1,160 @@
+/*-------------------------------------------------------------------------
+ *
+ * check.c
+ *	  flusso_check(): every index's declared schema against the live
+ *	  catalog, plus the environment flusso runs in.
+ *
+ * Create validates a definition's format only; what it names is judged
+ * here, each time check runs: names and types (tables.c), whether change
+ * records carry the keys flusso needs (identity.c), and whether the
+ * publication streams every table read.  Nothing is changed.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+
+#include "check/environment.h"
+#include "check/identity.h"
+#include "check/publication.h"
+#include "check/tables.h"
+#include "flusso.h"
+#include "index/access.h"
+#include "index/definition.h"
+
+PG_FUNCTION_INFO_V1(flusso_check);
+
+static char *
+join_names(List *names)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+		appendStringInfo(&buf, "%s\"%s\"", buf.len ? ", " : "", (char *) lfirst(lc));
+	return buf.data;
+}
+
+/* Do the table's change records carry what flusso needs? */
+static void
+check_identity(DiagnosticSink *sink, const TableUse *table)
+{
+	TableIdentity identity;
+	List	   *missing_keys;
+	List	   *missing_old;
+	List	   *needed = list_concat_copy(table->key_columns, table->old_key_columns);
+
+	identity_of(table->relid, &identity);
+	if (!identity.usable)
+	{
+		diag_add(sink, SEVERITY_ERROR, table->path,
+				 psprintf("%s;", identity_fix_sql(table->relid, needed)),
+				 "table \"%s\" has no usable replica identity, so its updates and deletes cannot be streamed",
+				 table->display);
+		return;
+	}
+	missing_keys = identity_missing(&identity, table->relid, table->key_columns);
+	if (missing_keys != NIL)
+		diag_add(sink, SEVERITY_ERROR, table->path,
+				 psprintf("%s;", identity_fix_sql(table->relid, needed)),
+				 "the replica identity of table \"%s\" does not include %s, so a delete could not name its document",
+				 table->display, join_names(missing_keys));
+	missing_old = identity_missing(&identity, table->relid, table->old_key_columns);
+	if (missing_old != NIL)
+		diag_add(sink, SEVERITY_WARNING, table->path,
+				 psprintf("%s;", identity_fix_sql(table->relid, needed)),
+				 "the replica identity of table \"%s\" does not include %s, so deleting or re-parenting one of its rows could not rebuild the old parent",
+				 table->display, join_names(missing_old));
+}
+
+/* Does the publication stream every change flusso needs from the table? */
+static void
+check_published(DiagnosticSink *sink, const TableUse *table, const PublicationState *pub)
+{
+	PublishedTable *published = publication_find(pub, table->relid);
+	char	   *qualified = quote_qualified_identifier(table->nspname, table->relname);
+	List	   *unpublished;
+
+	if (published == NULL)
+	{
+		diag_add(sink, SEVERITY_ERROR, table->path,
+				 psprintf("SELECT * FROM flusso_provision(); adds it, or: ALTER PUBLICATION %s ADD TABLE %s;",
+						  quote_identifier(pub->name), qualified),
+				 "table \"%s\" is not in publication \"%s\"", table->display, pub->name);
+		return;
+	}
+	if (published->rowfilter)
+		diag_add(sink, SEVERITY_ERROR, table->path,
+				 psprintf("Publish every row: ALTER PUBLICATION %s DROP TABLE %s; ALTER PUBLICATION %s ADD TABLE %s;",
+						  quote_identifier(pub->name), qualified,
+						  quote_identifier(pub->name), qualified),
+				 "publication \"%s\" publishes only the rows of table \"%s\" where %s, so changes to other rows would be missed",
+				 pub->name, table->display, published->rowfilter);
+	unpublished = publication_unpublished_columns(published, table->columns);
+	if (unpublished != NIL)
+		diag_add(sink, SEVERITY_ERROR, table->path,
+				 psprintf("Publish every column: ALTER PUBLICATION %s DROP TABLE %s; ALTER PUBLICATION %s ADD TABLE %s;",
+						  quote_identifier(pub->name), qualified,
+						  quote_identifier(pub->name), qualified),
+				 "publication \"%s\" does not publish column %s of table \"%s\"",
+				 pub->name, join_names(unpublished), table->display);
+}
+
+/*
+ * flusso_check() RETURNS TABLE(index text, path text, severity text,
+ *							  message text, hint text)
+ */
+Datum
+flusso_check(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DiagnosticSink sink = {NIL, NULL};
+	PublicationState pub;
+	ListCell   *lc;
+
+	flusso_require_admin();
+	InitMaterializedSRF(fcinfo, 0);
+
+	publication_load(flusso_publication, &pub);
+	check_environment(&sink, &pub);
+
+	foreach(lc, index_load_all())
+	{
+		StoredIndex *index = lfirst(lc);
+		ListCell   *tc;
+
+		sink.index = index->name;
+		foreach(tc, check_index_tables(index->schema, &sink))
+		{
+			TableUse   *table = lfirst(tc);
+
+			check_identity(&sink, table);
+			if (pub.exists)
+				check_published(&sink, table, &pub);
+		}
+	}
+
+	foreach(lc, sink.items)
+	{
+		Diagnostic *diag = lfirst(lc);
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+
+		values[0] = diag->index ? CStringGetTextDatum(diag->index) : (Datum) 0;
+		nulls[0] = diag->index == NULL;
+		values[1] = CStringGetTextDatum(diag->path);
+		values[2] = CStringGetTextDatum(severity_name(diag->severity));
+		values[3] = CStringGetTextDatum(diag->message);
+		values[4] = diag->hint ? CStringGetTextDatum(diag->hint) : (Datum) 0;
+		nulls[4] = diag->hint == NULL;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,238 @@
+/*-------------------------------------------------------------------------
+ *
+ * environment.c
+ *	  The environment rows of flusso_check() and the settings rows of
+ *	  flusso_provision().
+ *
+ * Settings are read with GetConfigOption(name, true, false): a setting
+ * that this server version does not have (output_plugin_libraries before
+ * 15.19) reads as NULL and is not checked.  A fix appends flusso to a list
+ * setting, keeping what is there, item by item so that ALTER SYSTEM quotes
+ * each library separately.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/varlena.h"
+
+#include "check/environment.h"
+#include "flusso.h"
+
+/* launcher, one worker, one short-lived probe */
+#define MIN_WORKER_PROCESSES 3
+
+/* Does a library list name flusso ("flusso", "$libdir/flusso", "flusso.so")? */
+static bool
+list_has_flusso(const char *value, List **items)
+{
+	char	   *raw = pstrdup(value ? value : "");
+	ListCell   *lc;
+	bool		found = false;
+
+	*items = NIL;
+	if (!SplitGUCList(raw, ',', items))
+		return false;
+	foreach(lc, *items)
+	{
+		const char *item = lfirst(lc);
+		const char *base = strrchr(item, '/');
+
+		base = base ? base + 1 : item;
+		if (strcmp(base, "flusso") == 0 || strcmp(base, "flusso.so") == 0)
+			found = true;
+	}
+	return found;
+}
+
+/* ALTER SYSTEM SET name = 'a', 'b', 'flusso' */
+static char *
+append_flusso_sql(const char *name, List *items)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "ALTER SYSTEM SET %s = ", name);
+	foreach(lc, items)
+		appendStringInfo(&buf, "%s, ", quote_literal_cstr(lfirst(lc)));
+	appendStringInfoString(&buf, "'flusso'");
+	return buf.data;
+}
+
+static void
+add_library_fix(List **fixes, const char *name, bool needs_restart)
+{
+	const char *value = GetConfigOption(name, true, false);
+	List	   *items;
+	SettingFix *fix;
+
+	if (value == NULL || list_has_flusso(value, &items))
+		return;
+	fix = palloc0(sizeof(SettingFix));
+	fix->name = name;
+	fix->problem = psprintf("flusso is not in %s", name);
+	fix->sql = append_flusso_sql(name, items);
+	fix->needs_restart = needs_restart;
+	*fixes = lappend(*fixes, fix);
+}
+
+/* The server settings that must change before flusso can run. */
+List *
+environment_setting_fixes(void)
+{
+	List	   *fixes = NIL;
+	const char *wal_level = GetConfigOption("wal_level", true, false);
+
+	if (wal_level == NULL || strcmp(wal_level, "logical") != 0)
+	{
+		SettingFix *fix = palloc0(sizeof(SettingFix));
+
+		fix->name = "wal_level";
+		fix->problem = psprintf("wal_level is \"%s\", and flusso needs \"logical\"",
+								wal_level ? wal_level : "");
+		fix->sql = pstrdup("ALTER SYSTEM SET wal_level = logical");
+		fix->needs_restart = true;
+		fixes = lappend(fixes, fix);
+	}
+	add_library_fix(&fixes, "shared_preload_libraries", true);
+	add_library_fix(&fixes, "output_plugin_libraries", false);
+	return fixes;
+}
+
+char *
+environment_slot_name(void)
+{
+	return psprintf(FLUSSO_SLOT_FORMAT, MyDatabaseId);
+}
+
+/* Does this database's slot exist, and with which output plugin? */
+bool
+environment_slot_exists(char **plugin)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(environment_slot_name())};
+	MemoryContext caller = CurrentMemoryContext;
+	bool		exists;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT plugin::text FROM pg_catalog.pg_replication_slots "
+							  "WHERE slot_name = $1", 1, argtypes, values, NULL, true, 1)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_replication_slots");
+	exists = SPI_processed == 1;
+	if (exists)
+	{
+		char	   *value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		*plugin = MemoryContextStrdup(caller, value ? value : "");
+	}
+	SPI_finish();
+	return exists;
+}
+
+/* A count from a query with at most one oid parameter, $1. */
+static int64
+count_of(const char *sql, Oid param)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(param)};
+	int64		n;
+	bool		isnull;
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, OidIsValid(param) ? 1 : 0, argtypes, values,
+							  NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not run \"%s\"", sql);
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return n;
+}
+
+static void
+check_capacity(DiagnosticSink *sink, bool slot_exists)
+{
+	int			max_slots = atoi(GetConfigOption("max_replication_slots", false, false));
+	int			max_workers = atoi(GetConfigOption("max_worker_processes", false, false));
+	int64		slots_used = count_of("SELECT count(*) FROM pg_catalog.pg_replication_slots", InvalidOid);
+
+	if (max_slots == 0)
+		diag_add(sink, SEVERITY_ERROR, "max_replication_slots",
+				 "ALTER SYSTEM SET max_replication_slots = 10; then restart the server.",
+				 "max_replication_slots is 0, and flusso needs one slot per database");
+	else if (!slot_exists && slots_used >= max_slots)
+		diag_add(sink, SEVERITY_ERROR, "max_replication_slots",
+				 psprintf("ALTER SYSTEM SET max_replication_slots = %d; then restart the server.",
+						  max_slots + 1),
+				 "all %d replication slots are in use, and flusso needs one for this database",
+				 max_slots);
+	if (max_workers < MIN_WORKER_PROCESSES)
+		diag_add(sink, SEVERITY_ERROR, "max_worker_processes",
+				 psprintf("ALTER SYSTEM SET max_worker_processes = %d; then restart the server.",
+						  MIN_WORKER_PROCESSES + 5),
+				 "max_worker_processes is %d, and flusso needs at least %d: a launcher, a worker per database and a probe",
+				 max_workers, MIN_WORKER_PROCESSES);
+}
+
+static void
+check_publication(DiagnosticSink *sink, const PublicationState *pub)
+{
+	if (!pub->exists)
+		diag_add(sink, SEVERITY_ERROR, "publication",
+				 "SELECT * FROM flusso_provision(); creates it.",
+				 "publication \"%s\" does not exist", pub->name);
+	else if (pub->missing_actions)
+		diag_add(sink, SEVERITY_ERROR, "publication",
+				 psprintf("ALTER PUBLICATION %s SET (publish = 'insert, update, delete, truncate');",
+						  quote_identifier(pub->name)),
+				 "publication \"%s\" does not publish %s, so those changes would be missed",
+				 pub->name, pub->missing_actions);
+}
+
+/* The environment rows of flusso_check(). */
+void
+check_environment(DiagnosticSink *sink, const PublicationState *pub)
+{
+	ListCell   *lc;
+	char	   *plugin = NULL;
+	bool		slot_exists = environment_slot_exists(&plugin);
+	char	   *slot = environment_slot_name();
+
+	foreach(lc, environment_setting_fixes())
+	{
+		SettingFix *fix = lfirst(lc);
+
+		diag_add(sink, SEVERITY_ERROR, fix->name,
+				 psprintf("%s; then %s.", fix->sql,
+						  fix->needs_restart ? "restart the server" : "SELECT pg_reload_conf()"),
+				 "%s", fix->problem);
+	}
+	check_capacity(sink, slot_exists);
+	check_publication(sink, pub);
+
+	if (!slot_exists)
+		diag_add(sink, SEVERITY_WARNING, "slot",
+				 "The flusso worker creates it when it starts; check again in a moment.",
+				 "replication slot \"%s\" does not exist yet", slot);
+	else if (strcmp(plugin, "flusso") != 0)
+		diag_add(sink, SEVERITY_WARNING, "slot",
+				 psprintf("SELECT pg_drop_replication_slot('%s'); the worker then creates it again.", slot),
+				 "replication slot \"%s\" uses output plugin \"%s\", not flusso", slot, plugin);
+
+	if (count_of("SELECT count(*) FROM pg_catalog.pg_stat_activity "
+				 "WHERE backend_type = 'flusso worker' AND datid = $1",
+				 MyDatabaseId) == 0)
+		diag_add(sink, SEVERITY_WARNING, "worker",
+				 "The launcher starts it within seconds of an index being defined; if it does not, see the server log.",
+				 "no flusso worker is running for database \"%s\"",
+				 get_database_name(MyDatabaseId));
+}

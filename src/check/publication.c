@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * publication.c
+ *	  Reads the flusso publication from the catalog through the
+ *	  pg_publication_tables view, which already resolves FOR ALL TABLES,
+ *	  TABLES IN SCHEMA and partitions into the tables actually published.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "check/publication.h"
+
+static void
+load_actions(PublicationState *state, HeapTuple tuple, TupleDesc desc)
+{
+	static const char *const actions[] = {"insert", "update", "delete", "truncate"};
+	StringInfoData missing;
+	bool		isnull;
+
+	initStringInfo(&missing);
+	for (int i = 0; i < lengthof(actions); i++)
+	{
+		if (!DatumGetBool(SPI_getbinval(tuple, desc, 4 + i, &isnull)))
+			appendStringInfo(&missing, "%s%s", missing.len ? ", " : "", actions[i]);
+	}
+	state->missing_actions = missing.len ? missing.data : NULL;
+}
+
+/*
+ * Load the state of publication name; the caller's memory context keeps it.
+ * Not read-only, so that a publication flusso_provision() has just created
+ * or altered is seen.
+ */
+void
+publication_load(const char *name, PublicationState *state)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	memset(state, 0, sizeof(PublicationState));
+	state->name = pstrdup(name);
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT oid, pubowner, puballtables, pubinsert, pubupdate, "
+							  "pubdelete, pubtruncate FROM pg_catalog.pg_publication "
+							  "WHERE pubname = $1",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read publication \"%s\"", name);
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		state->exists = true;
+		state->oid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+		state->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+		state->all_tables = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+		load_actions(state, tuple, desc);
+		MemoryContextSwitchTo(spi);
+	}
+
+	if (state->exists &&
+		SPI_execute_with_args("SELECT c.oid, t.attnames::text[], t.rowfilter "
+							  "FROM pg_catalog.pg_publication_tables t "
+							  "JOIN pg_catalog.pg_namespace n ON n.nspname = t.schemaname "
+							  "JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid "
+							  "AND c.relname = t.tablename WHERE t.pubname = $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tables of publication \"%s\"", name);
+
+	for (uint64 i = 0; state->exists && i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		attnames;
+		Datum		rowfilter;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		PublishedTable *table = palloc0(sizeof(PublishedTable));
+
+		table->relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+		attnames = SPI_getbinval(tuple, desc, 2, &isnull);
+		if (!isnull)
+		{
+			Datum	   *elems;
+			int			nelems;
+
+			deconstruct_array(DatumGetArrayTypeP(attnames), TEXTOID, -1, false,
+							  TYPALIGN_INT, &elems, NULL, &nelems);
+			for (int e = 0; e < nelems; e++)
+				table->columns = lappend(table->columns, TextDatumGetCString(elems[e]));
+		}
+		rowfilter = SPI_getbinval(tuple, desc, 3, &isnull);
+		if (!isnull)
+			table->rowfilter = TextDatumGetCString(rowfilter);
+		state->tables = lappend(state->tables, table);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+}
+
+PublishedTable *
+publication_find(const PublicationState *state, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, state->tables)
+	{
+		PublishedTable *table = lfirst(lc);
+
+		if (table->relid == relid)
+			return table;
+	}
+	return NULL;
+}
+
+/* The names in columns that the publication does not publish. */
+List *
+publication_unpublished_columns(const PublishedTable *published, List *columns)
+{
+	List	   *missing = NIL;
+	ListCell   *lc;
+
+	foreach(lc, columns)
+	{
+		ListCell   *pc;
+		bool		found = false;
+
+		foreach(pc, published->columns)
+		{
+			if (strcmp(lfirst(pc), lfirst(lc)) == 0)
+				found = true;
+		}
+		if (!found)
+			missing = lappend(missing, lfirst(lc));
+	}
+	return missing;
+}

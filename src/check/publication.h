@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * publication.h
+ *	  What the flusso publication covers: its tables, their row filters and
+ *	  column lists, and the actions it publishes.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_CHECK_PUBLICATION_H
+#define FLUSSO_CHECK_PUBLICATION_H
+
+#include "nodes/pg_list.h"
+
+typedef struct PublishedTable
+{
+	Oid			relid;
+	char	   *rowfilter;		/* NULL when every row is published */
+	List	   *columns;		/* published column names */
+} PublishedTable;
+
+typedef struct PublicationState
+{
+	const char *name;
+	bool		exists;
+	Oid			oid;
+	Oid			owner;
+	bool		all_tables;
+	char	   *missing_actions;	/* "update, delete", or NULL when all */
+	List	   *tables;			/* PublishedTable */
+} PublicationState;
+
+extern void publication_load(const char *name, PublicationState *state);
+extern PublishedTable *publication_find(const PublicationState *state, Oid relid);
+extern List *publication_unpublished_columns(const PublishedTable *published,
+											 List *columns);
+
+#endif							/* FLUSSO_CHECK_PUBLICATION_H */

@@ -1,0 +1,589 @@
+/*-------------------------------------------------------------------------
+ *
+ * tables.c
+ *	  Walks an index schema against the live catalog: every schema, table
+ *	  and column it names must exist, every declared type must read the
+ *	  column's real type, and filter values must be valid for their column.
+ *	  Collects, per table, the columns whose values change records must
+ *	  carry; identity.c and check.c judge those.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/syscache.h"
+
+#include "check/tables.h"
+#include "check/types.h"
+#include "schema/names.h"
+
+typedef struct WalkContext
+{
+	DiagnosticSink *sink;
+	List	   *tables;			/* TableUse, one per relation */
+} WalkContext;
+
+/* What a column reference resolved to. */
+typedef struct ResolvedColumn
+{
+	bool		found;
+	Oid			type;
+	bool		notnull;
+} ResolvedColumn;
+
+static void walk_fields(WalkContext *cx, TableUse *table, const SchemaFieldList *fields);
+
+static void
+add_unique(List **list, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, *list)
+	{
+		if (strcmp(lfirst(lc), name) == 0)
+			return;
+	}
+	*list = lappend(*list, pstrdup(name));
+}
+
+/* Add the names of more to *list, each once. */
+void
+table_use_add_names(List **list, List *more)
+{
+	ListCell   *lc;
+
+	foreach(lc, more)
+		add_unique(list, lfirst(lc));
+}
+
+TableUse *
+table_use_merge(List **tables, Oid relid, const char *path)
+{
+	TableUse   *use;
+	ListCell   *lc;
+
+	foreach(lc, *tables)
+	{
+		use = lfirst(lc);
+		if (use->relid == relid)
+			return use;
+	}
+	use = palloc0(sizeof(TableUse));
+	use->relid = relid;
+	use->nspname = get_namespace_name(get_rel_namespace(relid));
+	use->relname = get_rel_name(relid);
+	use->display = psprintf("%s.%s", use->nspname, use->relname);
+	use->path = pstrdup(path);
+	*tables = lappend(*tables, use);
+	return use;
+}
+
+/* Find a table; on failure report why and return NULL. */
+static TableUse *
+resolve_table(WalkContext *cx, const char *nspname, const char *relname,
+			  const char *path)
+{
+	Oid			nsp = get_namespace_oid(nspname, true);
+	Oid			relid;
+	char		relkind;
+
+	if (!OidIsValid(nsp))
+	{
+		diag_add(cx->sink, SEVERITY_ERROR, path,
+				 "Create the schema, or correct the definition's schema.",
+				 "schema \"%s\" does not exist", nspname);
+		return NULL;
+	}
+	relid = get_relname_relid(relname, nsp);
+	if (!OidIsValid(relid))
+	{
+		diag_add(cx->sink, SEVERITY_ERROR, path,
+				 "Create the table, or correct the table name in the definition.",
+				 "table \"%s.%s\" does not exist", nspname, relname);
+		return NULL;
+	}
+	relkind = get_rel_relkind(relid);
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+	{
+		diag_add(cx->sink, SEVERITY_ERROR, path,
+				 "flusso reads tables: only their changes can be streamed.",
+				 "\"%s.%s\" is not a table", nspname, relname);
+		return NULL;
+	}
+	return table_use_merge(&cx->tables, relid, path);
+}
+
+/* Suggest the table's column closest to a misspelt name. */
+static char *
+column_hint(Oid relid, const char *name)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	const char **names = palloc0(sizeof(char *) * (desc->natts + 1));
+	int			n = 0;
+	const char *suggestion;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+		if (!attr->attisdropped)
+			names[n++] = pstrdup(NameStr(attr->attname));
+	}
+	table_close(rel, AccessShareLock);
+	suggestion = schema_suggest(name, names);
+	return suggestion ? psprintf("Did you mean \"%s\"?", suggestion)
+		: pstrdup("Add the column, or correct the definition.");
+}
+
+/* Look up a column the definition reads; report it when missing. */
+static ResolvedColumn
+resolve_column(WalkContext *cx, TableUse *table, const char *column, const char *path)
+{
+	ResolvedColumn	ref = {false, InvalidOid, false};
+	AttrNumber	attnum;
+	HeapTuple	tuple;
+
+	if (table == NULL || column == NULL)
+		return ref;
+	attnum = get_attnum(table->relid, column);
+	if (attnum == InvalidAttrNumber || attnum < 0)
+	{
+		diag_add(cx->sink, SEVERITY_ERROR, path, column_hint(table->relid, column),
+				 "column \"%s\" of table \"%s\" does not exist", column, table->display);
+		return ref;
+	}
+	tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(table->relid), Int16GetDatum(attnum));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for attribute %d of relation %u",
+			 attnum, table->relid);
+	ref.found = true;
+	ref.type = ((Form_pg_attribute) GETSTRUCT(tuple))->atttypid;
+	ref.notnull = ((Form_pg_attribute) GETSTRUCT(tuple))->attnotnull;
+	ReleaseSysCache(tuple);
+	add_unique(&table->columns, column);
+	return ref;
+}
+
+static void
+report_type_mismatch(WalkContext *cx, TableUse *table, const char *column,
+					 Oid column_type, const char *declared, const char *path)
+{
+	char	   *readers = type_readers(column_type);
+
+	diag_add(cx->sink, SEVERITY_ERROR, path,
+			 readers ? psprintf("Columns of type %s are read by: %s.",
+								format_type_be(column_type), readers)
+			 : psprintf("No scalar type reads %s; a custom field can.",
+						format_type_be(column_type)),
+			 "column \"%s\" of table \"%s\" is of type %s, which a field of type %s cannot read",
+			 column, table->display, format_type_be(column_type), declared);
+}
+
+/* A column read with a declared scalar type. */
+static void
+check_typed_column(WalkContext *cx, TableUse *table, const char *column,
+				   ScalarType type, bool required, bool has_default, const char *path)
+{
+	ResolvedColumn	ref = resolve_column(cx, table, column, path);
+
+	if (!ref.found)
+		return;
+	if (!type_accepts(type, ref.type))
+		report_type_mismatch(cx, table, column, ref.type, schema_type_name(type), path);
+	else if (required && !ref.notnull && !has_default)
+		diag_add(cx->sink, SEVERITY_WARNING, path,
+				 "Set required: false, give the field a default, or add NOT NULL to the column.",
+				 "the field is required but column \"%s\" of table \"%s\" is nullable",
+				 column, table->display);
+}
+
+/* The catalog name of a type ("int4"), beside its SQL name ("integer"). */
+static char *
+type_catalog_name(Oid type)
+{
+	HeapTuple	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
+	char	   *name;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for type %u", type);
+	name = pstrdup(NameStr(((Form_pg_type) GETSTRUCT(tuple))->typname));
+	ReleaseSysCache(tuple);
+	return name;
+}
+
+/*
+ * A custom field lists the PostgreSQL types it reads, by name: either
+ * spelling is accepted, with or without a type modifier.
+ */
+static void
+check_custom_column(WalkContext *cx, TableUse *table, const SchemaField *field)
+{
+	ResolvedColumn	ref = resolve_column(cx, table, field->column, field->path);
+	Oid			element;
+	char	   *sql_name;
+	char	   *catalog_name;
+
+	if (!ref.found)
+		return;
+	element = type_element(ref.type);
+	sql_name = format_type_be(element);
+	catalog_name = type_catalog_name(element);
+	for (int i = 0; i < field->ncustom_types; i++)
+	{
+		char	   *wanted = pstrdup(field->custom_types[i]);
+		char	   *paren = strchr(wanted, '(');
+
+		if (paren)
+			*paren = '\0';
+		wanted = pstrdup(wanted);
+		while (*wanted == ' ')
+			wanted++;
+		for (char *end = wanted + strlen(wanted); end > wanted && end[-1] == ' ';)
+			*--end = '\0';
+		if (pg_strcasecmp(wanted, sql_name) == 0 || pg_strcasecmp(wanted, catalog_name) == 0)
+			return;
+	}
+	diag_add(cx->sink, SEVERITY_ERROR, field->path,
+			 psprintf("Add \"%s\" to the field's postgres list, or read another column.", sql_name),
+			 "column \"%s\" of table \"%s\" is of type %s, which the custom field does not list",
+			 field->column, table->display, sql_name);
+}
+
+static void
+check_geo(WalkContext *cx, TableUse *table, const SchemaField *field)
+{
+	if (field->lat)
+	{
+		const char *coords[2] = {field->lat, field->lon};
+
+		for (int i = 0; i < 2; i++)
+		{
+			ResolvedColumn	ref = resolve_column(cx, table, coords[i], field->path);
+
+			if (ref.found && !type_is_numeric(getBaseType(ref.type)))
+				report_type_mismatch(cx, table, coords[i], ref.type,
+									 "geo (lat/lon)", field->path);
+		}
+	}
+	else
+	{
+		ResolvedColumn	ref = resolve_column(cx, table, field->column, field->path);
+		Oid			base = ref.found ? getBaseType(ref.type) : InvalidOid;
+
+		if (ref.found && !type_is_json(base) && !type_is_text(base))
+			report_type_mismatch(cx, table, field->column, ref.type, "geo", field->path);
+	}
+}
+
+/*
+ * Would value be accepted by the column type's input function?  Filter
+ * values are bound as text and cast, so a bad one would fail every build.
+ */
+static bool
+value_parses(const char *value, Oid type, char **problem)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	Oid			input;
+	Oid			ioparam;
+	bool		ok = true;
+
+	getTypeInputInfo(type, &input, &ioparam);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(context);
+	PG_TRY();
+	{
+		(void) OidInputFunctionCall(input, (char *) value, ioparam, -1);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		*problem = edata->message;
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	CurrentResourceOwner = owner;
+	return ok;
+}
+
+/* filters at list_path, e.g. "fields[2] (has_many x).filters" */
+static void
+check_filters(WalkContext *cx, TableUse *table, const SchemaFilterList *filters,
+			  const char *list_path)
+{
+	for (int i = 0; i < filters->nfilters; i++)
+	{
+		const SchemaFilter *filter = &filters->filters[i];
+		char	   *item_path = psprintf("%s[%d]", list_path, i);
+		ResolvedColumn	ref;
+
+		if (filter->op == FILTER_RAW)
+			continue;
+		ref = resolve_column(cx, table, filter->column, item_path);
+		if (!ref.found || filter->op == FILTER_LIKE || filter->op == FILTER_ILIKE)
+			continue;
+		for (int v = 0; v < filter->nvalues; v++)
+		{
+			char	   *problem;
+
+			if (!value_parses(filter->values[v], type_element(ref.type), &problem))
+			{
+				diag_add(cx->sink, SEVERITY_ERROR, item_path,
+						 "Filter values are compared as the column's type.",
+						 "value \"%s\" is not valid for column \"%s\" of table \"%s\": %s",
+						 filter->values[v], filter->column, table->display, problem);
+				break;
+			}
+		}
+	}
+}
+
+/* The junction table of a many_to_many join or aggregate. */
+static TableUse *
+walk_through(WalkContext *cx, const SchemaField *field)
+{
+	char	   *path = psprintf("%s.through", field->path);
+	TableUse   *junction = resolve_table(cx, field->namespace, field->through->table, path);
+
+	if (junction == NULL)
+		return NULL;
+	resolve_column(cx, junction, field->through->left_key, path);
+	resolve_column(cx, junction, field->through->right_key, path);
+	add_unique(&junction->old_key_columns, field->through->left_key);
+	return junction;
+}
+
+static void
+walk_join(WalkContext *cx, TableUse *table, const SchemaField *field)
+{
+	TableUse   *related = resolve_table(cx, field->namespace, field->table, field->path);
+
+	if (field->join == JOIN_BELONGS_TO)
+		resolve_column(cx, table, field->column, field->path);
+	if (field->join == JOIN_MANY_TO_MANY)
+		walk_through(cx, field);
+	if (related == NULL)
+		return;
+
+	for (int i = 0; i < field->primary_key.ncolumns; i++)
+	{
+		if (resolve_column(cx, related, field->primary_key.columns[i], field->path).found)
+			add_unique(&related->key_columns, field->primary_key.columns[i]);
+	}
+	if (field->foreign_key &&
+		resolve_column(cx, related, field->foreign_key, field->path).found)
+		add_unique(&related->old_key_columns, field->foreign_key);
+	check_filters(cx, related, &field->filters, psprintf("%s.filters", field->path));
+	for (int i = 0; i < field->norder_by; i++)
+		resolve_column(cx, related, field->order_by[i].column,
+					   psprintf("%s.order_by[%d]", field->path, i));
+	walk_fields(cx, related, &field->children);
+}
+
+/* The primary key an ids aggregate collects: the related table's own. */
+static void
+check_ids_key(WalkContext *cx, TableUse *related, const SchemaField *field)
+{
+	Relation	rel = table_open(related->relid, AccessShareLock);
+	Oid			pkey = RelationGetPrimaryKeyIndex(rel);
+	HeapTuple	tuple;
+
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(pkey))
+	{
+		diag_add(cx->sink, SEVERITY_ERROR, field->path,
+				 "Add a primary key to the table.",
+				 "table \"%s\" has no primary key for ids to collect", related->display);
+		return;
+	}
+	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(pkey));
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_index index = (Form_pg_index) GETSTRUCT(tuple);
+
+		if (index->indnkeyatts != 1)
+			diag_add(cx->sink, SEVERITY_ERROR, field->path, NULL,
+					 "ids needs a single-column primary key, and table \"%s\" has %d columns in its key",
+					 related->display, index->indnkeyatts);
+		else
+		{
+			Oid			type = get_atttype(related->relid, index->indkey.values[0]);
+
+			if (!(field->element_type == ST_LONG && type_is_integer(getBaseType(type))) &&
+				!type_accepts(field->element_type, type))
+				report_type_mismatch(cx, related,
+									 get_attname(related->relid, index->indkey.values[0], false),
+									 type, schema_type_name(field->element_type), field->path);
+		}
+		ReleaseSysCache(tuple);
+	}
+}
+
+static void
+walk_aggregate(WalkContext *cx, const SchemaField *field)
+{
+	TableUse   *related = resolve_table(cx, field->namespace, field->table, field->path);
+	TableUse   *junction = field->through ? walk_through(cx, field) : NULL;
+
+	if (related == NULL)
+		return;
+	if (field->foreign_key &&
+		resolve_column(cx, related, field->foreign_key, field->path).found)
+		add_unique(&related->old_key_columns, field->foreign_key);
+	check_filters(cx, related, &field->filters, psprintf("%s.filters", field->path));
+
+	switch (field->aggregate)
+	{
+		case AGG_COUNT:
+			break;
+		case AGG_AVG:
+			{
+				ResolvedColumn	ref = resolve_column(cx, related, field->column, field->path);
+
+				if (ref.found && !type_is_numeric(type_element(ref.type)))
+					report_type_mismatch(cx, related, field->column, ref.type, "avg", field->path);
+			}
+			break;
+		case AGG_SUM:
+		case AGG_MIN:
+		case AGG_MAX:
+			check_typed_column(cx, related, field->column, field->value_type,
+							   false, false, field->path);
+			break;
+		case AGG_IDS:
+			if (junction)
+			{
+				ResolvedColumn	ref = resolve_column(cx, junction, field->through->right_key,
+												 field->path);
+
+				if (ref.found &&
+					!(field->element_type == ST_LONG && type_is_integer(getBaseType(ref.type))) &&
+					!type_accepts(field->element_type, ref.type))
+					report_type_mismatch(cx, junction, field->through->right_key, ref.type,
+										 schema_type_name(field->element_type), field->path);
+			}
+			else
+				check_ids_key(cx, related, field);
+			break;
+	}
+}
+
+static void
+walk_fields(WalkContext *cx, TableUse *table, const SchemaFieldList *fields)
+{
+	for (int i = 0; i < fields->nfields; i++)
+	{
+		const SchemaField *field = fields->fields[i];
+
+		switch (field->kind)
+		{
+			case FIELD_SCALAR:
+				check_typed_column(cx, table, field->column, field->type,
+								   field->required, field->default_value != NULL,
+								   field->path);
+				break;
+			case FIELD_CUSTOM:
+				check_custom_column(cx, table, field);
+				break;
+			case FIELD_GEO:
+				check_geo(cx, table, field);
+				break;
+			case FIELD_MAP:
+				check_typed_column(cx, table, field->column, ST_JSON,
+								   field->required, false, field->path);
+				break;
+			case FIELD_OBJECT:
+				walk_fields(cx, table, &field->children);
+				break;
+			case FIELD_JOIN:
+				walk_join(cx, table, field);
+				break;
+			case FIELD_AGGREGATE:
+				walk_aggregate(cx, field);
+				break;
+			case FIELD_CONSTANT:
+				break;
+		}
+	}
+}
+
+/* The root table's key: as declared, or its primary key. */
+static void
+check_root_key(WalkContext *cx, TableUse *root, const IndexSchema *schema)
+{
+	Relation	rel;
+	Bitmapset  *pkey;
+	int			i = -1;
+
+	if (schema->primary_key.ncolumns > 0)
+	{
+		for (int c = 0; c < schema->primary_key.ncolumns; c++)
+		{
+			if (resolve_column(cx, root, schema->primary_key.columns[c], "primary_key").found)
+				add_unique(&root->key_columns, schema->primary_key.columns[c]);
+		}
+		return;
+	}
+	rel = table_open(root->relid, AccessShareLock);
+	pkey = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_PRIMARY_KEY);
+	table_close(rel, AccessShareLock);
+	if (pkey == NULL)
+	{
+		diag_add(cx->sink, SEVERITY_ERROR, "table",
+				 "Declare primary_key: in the definition, or add a PRIMARY KEY to the table.",
+				 "table \"%s\" has no primary key, and the definition declares none: documents need an id",
+				 root->display);
+		return;
+	}
+	while ((i = bms_next_member(pkey, i)) >= 0)
+		add_unique(&root->key_columns,
+				   get_attname(root->relid, i + FirstLowInvalidHeapAttributeNumber, false));
+}
+
+/*
+ * Check every name and type the schema uses against the catalog, adding
+ * findings to sink; return the tables it reads (TableUse), root first.
+ */
+List *
+check_index_tables(const IndexSchema *schema, DiagnosticSink *sink)
+{
+	WalkContext cx = {sink, NIL};
+	TableUse   *root = resolve_table(&cx, schema->namespace, schema->table, "table");
+
+	if (root != NULL)
+	{
+		check_root_key(&cx, root, schema);
+		check_filters(&cx, root, &schema->filters, "filters");
+		if (schema->soft_delete)
+		{
+			if (schema->soft_delete->column)
+				resolve_column(&cx, root, schema->soft_delete->column, "soft_delete.column");
+			check_filters(&cx, root, &schema->soft_delete->when, "soft_delete.when");
+		}
+	}
+	walk_fields(&cx, root, &schema->fields);
+	return cx.tables;
+}

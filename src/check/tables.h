@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * tables.h
+ *	  The tables and columns an index reads, resolved against the live
+ *	  catalog.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_CHECK_TABLES_H
+#define FLUSSO_CHECK_TABLES_H
+
+#include "check/diagnostic.h"
+#include "schema/schema.h"
+
+/* A table an index reads, and what flusso needs from its change records. */
+typedef struct TableUse
+{
+	Oid			relid;
+	char	   *nspname;
+	char	   *relname;
+	char	   *display;		/* schema.table, for messages */
+	char	   *path;			/* where the definition first names it */
+	List	   *key_columns;	/* must be logged: they name the row's document */
+	List	   *old_key_columns;	/* should be logged: they find the old parent */
+	List	   *columns;		/* every column read */
+} TableUse;
+
+extern List *check_index_tables(const IndexSchema *schema, DiagnosticSink *sink);
+extern TableUse *table_use_merge(List **tables, Oid relid, const char *path);
+extern void table_use_add_names(List **list, List *more);
+
+#endif							/* FLUSSO_CHECK_TABLES_H */

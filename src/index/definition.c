@@ -1,0 +1,110 @@
+/*-------------------------------------------------------------------------
+ *
+ * definition.c
+ *	  Validating index definition text into a schema, its canonical form and
+ *	  version, and loading the stored definitions of the database.
+ *
+ * The schema core returns errors as values; this is where they become
+ * ereport()s, with the path in the message and the suggestion as a hint.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
+#include "executor/spi.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+
+#include "index/access.h"
+#include "index/definition.h"
+
+/* hex digits of the canonical form's SHA-256 kept as the version */
+#define VERSION_HEX_DIGITS 16
+
+static void
+report_schema_error(const SchemaError *error)
+{
+	ereport(ERROR,
+			(errcode(error->syntax ? ERRCODE_INVALID_TEXT_REPRESENTATION
+					 : ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid index definition: %s%s%s",
+					error->path, error->path[0] ? ": " : "", error->message),
+			 error->hint ? errhint("%s", error->hint) : 0));
+}
+
+static char *
+version_of(const char *canonical)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *hex = palloc(VERSION_HEX_DIGITS + 1);
+
+	if (pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) canonical, strlen(canonical)) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute SHA-256 of an index definition: %s",
+			 pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
+
+	for (int i = 0; i < VERSION_HEX_DIGITS / 2; i++)
+		sprintf(hex + 2 * i, "%02x", digest[i]);
+	return hex;
+}
+
+/* Validate definition text, raising the schema error if it has one. */
+ParsedDefinition *
+index_parse_definition(const text *definition)
+{
+	ParsedDefinition *parsed = palloc0(sizeof(ParsedDefinition));
+	SchemaError *error = NULL;
+
+	parsed->schema = schema_parse(VARDATA_ANY(definition),
+								  VARSIZE_ANY_EXHDR(definition),
+								  GetDatabaseEncoding(), &error);
+	if (parsed->schema == NULL)
+		report_schema_error(error);
+	parsed->canonical = schema_canonical_json(parsed->schema);
+	parsed->version = version_of(parsed->canonical);
+	return parsed;
+}
+
+/*
+ * Every stored index, by name, with its parsed schema; in the caller's
+ * memory context.
+ */
+List *
+index_load_all(void)
+{
+	MemoryContext caller_context = CurrentMemoryContext;
+	CatalogUser saved;
+	List	   *indexes = NIL;
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute("SELECT name, owner::oid, source FROM flusso.index ORDER BY name",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.index");
+	catalog_restore_user(&saved);
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		MemoryContext spi_context = MemoryContextSwitchTo(caller_context);
+		StoredIndex *index = palloc0(sizeof(StoredIndex));
+
+		index->name = TextDatumGetCString(SPI_getbinval(tuple, desc, 1, &isnull));
+		index->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+		index->schema = index_parse_definition(DatumGetTextPP(SPI_getbinval(tuple, desc, 3, &isnull)))->schema;
+		indexes = lappend(indexes, index);
+		MemoryContextSwitchTo(spi_context);
+	}
+	SPI_finish();
+	return indexes;
+}

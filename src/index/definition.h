@@ -1,0 +1,36 @@
+/*-------------------------------------------------------------------------
+ *
+ * definition.h
+ *	  Stored index definitions: validating definition text, and loading
+ *	  every index of the database.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_INDEX_DEFINITION_H
+#define FLUSSO_INDEX_DEFINITION_H
+
+#include "nodes/pg_list.h"
+#include "schema/schema.h"
+
+/* What a definition becomes once validated. */
+typedef struct ParsedDefinition
+{
+	IndexSchema *schema;
+	char	   *canonical;		/* canonical JSON text */
+	char	   *version;		/* hash of the canonical text */
+} ParsedDefinition;
+
+/* One stored index. */
+typedef struct StoredIndex
+{
+	char	   *name;
+	Oid			owner;
+	IndexSchema *schema;
+} StoredIndex;
+
+extern ParsedDefinition *index_parse_definition(const text *definition);
+extern List *index_load_all(void);
+
+#endif							/* FLUSSO_INDEX_DEFINITION_H */

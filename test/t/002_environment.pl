@@ -1,0 +1,85 @@
+# flusso_check() reports a server that is not set up for flusso, and
+# flusso_provision() returns the exact statements that fix it: running them
+# and restarting leaves no environment error.  The publication name comes
+# from a setting and is quoted wherever it appears.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FlussoTest;
+
+my $node = PostgreSQL::Test::Cluster->new('misconfigured');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+wal_level = replica
+shared_preload_libraries = ''
+output_plugin_libraries = 'pgoutput, test_decoding'
+max_replication_slots = 0
+max_worker_processes = 2
+flusso.publication = 'Flusso "Pub"'
+});
+$node->start;
+load_library($node, 'library');
+my $books = slurp_file(fixture_path('books.schema.yml'));
+$node->safe_psql('library',
+	"SELECT flusso_create_index('books', \$def\$$books\$def\$)");
+
+my $environment = q{SELECT path || ': ' || message FROM flusso_check()
+	WHERE index IS NULL AND severity = 'error' ORDER BY 1};
+is( $node->safe_psql('library', $environment),
+	join("\n",
+		'max_replication_slots: max_replication_slots is 0, and flusso needs one slot per database',
+		'max_worker_processes: max_worker_processes is 2, and flusso needs at least 3: a launcher, a worker per database and a probe',
+		'output_plugin_libraries: flusso is not in output_plugin_libraries',
+		'publication: publication "Flusso "Pub"" does not exist',
+		'shared_preload_libraries: flusso is not in shared_preload_libraries',
+		'wal_level: wal_level is "replica", and flusso needs "logical"'),
+	'every environment problem is reported');
+
+my $first = $node->safe_psql('library',
+	q{SELECT action || ' | ' || coalesce(sql, '') || ' | ' || applied FROM flusso_provision()});
+my @settings = sort grep { /^set / } split /\n/, $first;
+is_deeply(
+	\@settings,
+	[
+		"set output_plugin_libraries | ALTER SYSTEM SET output_plugin_libraries = 'pgoutput', 'test_decoding', 'flusso'; SELECT pg_reload_conf() | false",
+		"set shared_preload_libraries | ALTER SYSTEM SET shared_preload_libraries = 'flusso' | false",
+		"set wal_level | ALTER SYSTEM SET wal_level = logical | false"
+	],
+	'provision returns the settings to change, appending to the lists');
+like($first, qr/^create publication Flusso "Pub" \| CREATE PUBLICATION "Flusso ""Pub""" \| true$/m,
+	'the publication is created under its quoted name');
+like($first,
+	qr/^publish public.references \| ALTER PUBLICATION "Flusso ""Pub""" ADD TABLE public."references" \| true$/m,
+	'tables are added with both names quoted');
+is($node->safe_psql('library', q{SELECT pubname FROM pg_publication}),
+	'Flusso "Pub"', 'the publication exists under the configured name');
+
+# Run what provision and check said, then restart.
+for my $row (split /\n/, $node->safe_psql('library',
+	q{SELECT sql FROM flusso_provision() WHERE action LIKE 'set %'}))
+{
+	$node->safe_psql('library', $_) for split /; /, $row;
+}
+for my $row (split /\n/, $node->safe_psql('library',
+	q{SELECT hint FROM flusso_check() WHERE path IN ('max_replication_slots', 'max_worker_processes')}))
+{
+	$node->safe_psql('library', (split /; /, $row)[0]);
+}
+$node->restart;
+
+is($node->safe_psql('library', 'SHOW shared_preload_libraries'),
+	'flusso', 'shared_preload_libraries now loads flusso');
+is($node->safe_psql('library', 'SHOW output_plugin_libraries'),
+	'pgoutput, test_decoding, flusso', 'output_plugin_libraries kept its entries');
+is($node->safe_psql('library', $environment),
+	'', 'no environment error is left');
+is( $node->safe_psql(
+		'library', q{SELECT count(*) FROM flusso_provision() WHERE applied}),
+	'0', 'provisioning again applies nothing');
+
+done_testing();
