@@ -20,7 +20,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -lyaml
 
 # pg_regress inputs (sql/<name>.sql, expected/<name>.out); run by test/check.sh
-REGRESS = schema_formats schema_errors mapping catalog check provision
+REGRESS = schema_formats schema_errors mapping catalog check provision capture
 
 FUZZ_SECONDS ?= 600
 .DEFAULT_GOAL := all

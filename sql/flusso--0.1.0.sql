@@ -83,6 +83,23 @@ LANGUAGE C STRICT VOLATILE SECURITY INVOKER;
 COMMENT ON FUNCTION flusso_provision()
 	IS 'create the publication and replica identities the indexes need, where the caller may';
 
+-- What flusso's output plugin emitted, for rows of
+-- pg_logical_slot_peek_binary_changes(slot, NULL, NULL, 'publication', 'flusso').
+CREATE FUNCTION flusso_change_text(change bytea)
+RETURNS text
+AS 'MODULE_PATHNAME', 'flusso_change_text'
+LANGUAGE C STRICT IMMUTABLE;
+COMMENT ON FUNCTION flusso_change_text(bytea)
+	IS 'a flusso change record as text: operation, relation, old and new key values';
+
+CREATE FUNCTION flusso_change(change bytea, OUT op text, OUT relid oid,
+							  OUT schema_name text, OUT table_name text, OUT xid xid,
+							  OUT commit_lsn pg_lsn, OUT commit_time timestamptz)
+AS 'MODULE_PATHNAME', 'flusso_change'
+LANGUAGE C STRICT IMMUTABLE;
+COMMENT ON FUNCTION flusso_change(bytea)
+	IS 'the header of a flusso change record: operation, relation, transaction and commit';
+
 CREATE VIEW flusso_indexes AS
 	SELECT name, version, schema_name, table_name, definition, created_at
 	FROM flusso.index;
@@ -93,10 +110,14 @@ REVOKE ALL ON FUNCTION flusso_drop_index(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_mapping(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_check() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_provision() FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_change_text(bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_change(bytea) FROM PUBLIC;
 REVOKE ALL ON flusso_indexes FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION flusso_create_index(text, text, boolean) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_drop_index(text) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_mapping(text) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_check() TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_provision() TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_change_text(bytea) TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_change(bytea) TO flusso_admin;
 GRANT SELECT ON flusso_indexes TO flusso_admin;

@@ -54,6 +54,13 @@ typedef void json_action_result;
 	pg_database_aclcheck((dbid), (role), (mode))
 #endif
 
+/* 17 hands the output plugin HeapTuples instead of ReorderBufferTupleBufs */
+#if PG_VERSION_NUM >= 170000
+#define compat_change_tuple(buf) (buf)
+#else
+#define compat_change_tuple(buf) (&(buf)->tuple)
+#endif
+
 #endif							/* !FRONTEND */
 
 #endif							/* FLUSSO_COMPAT_H */

@@ -1,0 +1,106 @@
+--
+-- capture: what flusso's output plugin emits, read through the SQL
+-- interface.  Every operation, composite keys, key-changing updates,
+-- publication filtering, a missing publication, truncate, the columns
+-- option, unchanged TOASTed values and dropped columns.
+--
+CREATE EXTENSION flusso;
+
+CREATE TABLE cap_parent (id int PRIMARY KEY, name text);
+CREATE TABLE cap_child (id int PRIMARY KEY, parent_id int NOT NULL, note text);
+CREATE TABLE cap_pair (a int, b text, label text, PRIMARY KEY (a, b));
+CREATE TABLE cap_hidden (id int PRIMARY KEY);
+CREATE TABLE cap_big (id int PRIMARY KEY, body text, n int);
+CREATE PUBLICATION flusso FOR TABLE cap_parent, cap_child, cap_pair, cap_big;
+
+SELECT 'slot' FROM pg_create_logical_replication_slot('cap_slot', 'flusso');
+
+CREATE FUNCTION pg_temp.changes(VARIADIC options text[] DEFAULT '{}')
+RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT flusso_change_text(data)
+	FROM pg_logical_slot_peek_binary_changes('cap_slot', NULL, NULL, VARIADIC options)
+$$;
+
+-- inserts, an update that keeps the key, one that changes it, a delete
+INSERT INTO cap_parent VALUES (1, 'one'), (2, 'two');
+UPDATE cap_parent SET name = 'uno' WHERE id = 1;
+UPDATE cap_parent SET id = 3 WHERE id = 2;
+DELETE FROM cap_parent WHERE id = 3;
+SELECT * FROM pg_temp.changes();
+
+-- the default identity logs no old foreign key; FULL does
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+INSERT INTO cap_child VALUES (10, 1, 'a');
+UPDATE cap_child SET parent_id = 3 WHERE id = 10;
+ALTER TABLE cap_child REPLICA IDENTITY FULL;
+UPDATE cap_child SET parent_id = 1 WHERE id = 10;
+DELETE FROM cap_child WHERE id = 10;
+SELECT * FROM pg_temp.changes('columns', 'public.cap_child:id,parent_id');
+
+-- composite keys, and a key-changing update of one of their columns
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+INSERT INTO cap_pair VALUES (1, 'x', 'first');
+UPDATE cap_pair SET b = 'y' WHERE a = 1;
+UPDATE cap_pair SET label = 'renamed';
+DELETE FROM cap_pair;
+SELECT * FROM pg_temp.changes();
+
+-- unpublished tables emit nothing, and a transaction that touched only
+-- them produces no output at all; flusso.signal is always emitted
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+INSERT INTO cap_hidden VALUES (1);
+BEGIN;
+INSERT INTO cap_hidden VALUES (2);
+UPDATE cap_hidden SET id = 20 WHERE id = 2;
+COMMIT;
+INSERT INTO flusso.signal (id, kind) VALUES ('00000000-0000-0000-0000-00000000000a', 'test');
+SELECT * FROM pg_temp.changes();
+
+-- the publication is named by an option; one that does not exist at the
+-- decoded position means no tables, not an error
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+CREATE PUBLICATION cap_other FOR TABLE cap_hidden;
+INSERT INTO cap_hidden VALUES (3);
+INSERT INTO cap_parent VALUES (4, 'four');
+SELECT * FROM pg_temp.changes('publication', 'cap_other');
+SELECT * FROM pg_temp.changes('publication', 'no_such_publication');
+DROP PUBLICATION cap_other;
+
+-- truncate
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+TRUNCATE cap_parent, cap_hidden;
+SELECT * FROM pg_temp.changes();
+
+-- an unchanged TOASTed value is not logged, and says so; a column dropped
+-- or added mid-stream never breaks decoding
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+INSERT INTO cap_big SELECT 1, string_agg(md5(i::text), ''), 0 FROM generate_series(1, 500) i;
+UPDATE cap_big SET n = 1;
+ALTER TABLE cap_big DROP COLUMN n;
+UPDATE cap_big SET body = 'short';
+ALTER TABLE cap_big ADD COLUMN n int;
+UPDATE cap_big SET n = 2;
+SELECT regexp_replace(c, '[0-9a-f]{64,}', '<6400 hex digits>')
+FROM pg_temp.changes('columns', 'public.cap_big:id,n,body') c;
+
+-- the header: operation, relation, transaction and commit
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+BEGIN;
+INSERT INTO cap_parent VALUES (5, 'five');
+SELECT txid_current() AS xid \gset
+COMMIT;
+SELECT f.op, f.relid = 'cap_parent'::regclass AS relid_ok, f.schema_name, f.table_name,
+       f.xid::text = :'xid' AS xid_ok, f.xid = c.xid AS same_as_slot,
+       f.commit_lsn > c.lsn AS commit_after_change, f.commit_lsn <= pg_current_wal_lsn() AS lsn_ok,
+       f.commit_time <= now() AS time_ok
+FROM pg_logical_slot_peek_binary_changes('cap_slot', NULL, NULL) c, flusso_change(c.data) f;
+
+-- bad options and bad records
+SELECT * FROM pg_temp.changes('colour', 'red');
+SELECT * FROM pg_temp.changes('columns', 'cap_parent');
+SELECT flusso_change_text('\x0102'::bytea);
+
+SELECT pg_drop_replication_slot('cap_slot');
+DROP PUBLICATION flusso;
+DROP TABLE cap_parent, cap_child, cap_pair, cap_hidden, cap_big;
+DROP EXTENSION flusso;

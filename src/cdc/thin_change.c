@@ -1,0 +1,214 @@
+/*-------------------------------------------------------------------------
+ *
+ * thin_change.c
+ *	  The binary form of a thin change, read and written, and its text
+ *	  rendering for humans and regression tests.
+ *
+ * Layout (integers in network byte order):
+ *	  format:1  op:1  xid:4  commit_end_lsn:8  commit_time:8  relid:4
+ *	  nspname  relname  ncolumns:1  column names...
+ *	  flags:1 (1 = old row follows, 2 = new row follows)
+ *	  per row, per column: kind:1, and for THIN_TEXT length:4 and bytes
+ * where a name is length:1 and bytes.  Names are PostgreSQL identifiers,
+ * so they fit in NAMEDATALEN.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+#include "utils/pg_lsn.h"
+
+#include "cdc/thin_change.h"
+
+#define THIN_HAS_OLD 1
+#define THIN_HAS_NEW 2
+
+static void
+write_name(StringInfo out, const char *name)
+{
+	int			len = strlen(name);
+
+	Assert(len < 256);
+	pq_sendbyte(out, (uint8) len);
+	pq_sendbytes(out, name, len);
+}
+
+static void
+write_row(StringInfo out, int ncolumns, const ThinValue *values)
+{
+	for (int i = 0; i < ncolumns; i++)
+	{
+		pq_sendbyte(out, (uint8) values[i].kind);
+		if (values[i].kind == THIN_TEXT)
+		{
+			int			len = strlen(values[i].text);
+
+			pq_sendint32(out, len);
+			pq_sendbytes(out, values[i].text, len);
+		}
+	}
+}
+
+void
+thin_change_write(StringInfo out, const ThinChange *change)
+{
+	pq_sendbyte(out, THIN_CHANGE_FORMAT);
+	pq_sendbyte(out, (uint8) change->op);
+	pq_sendint32(out, change->xid);
+	pq_sendint64(out, change->commit_end_lsn);
+	pq_sendint64(out, change->commit_time);
+	pq_sendint32(out, change->relid);
+	write_name(out, change->nspname);
+	write_name(out, change->relname);
+	pq_sendbyte(out, (uint8) change->ncolumns);
+	for (int i = 0; i < change->ncolumns; i++)
+		write_name(out, change->columns[i]);
+	pq_sendbyte(out, (change->old_values ? THIN_HAS_OLD : 0) |
+				(change->new_values ? THIN_HAS_NEW : 0));
+	if (change->old_values)
+		write_row(out, change->ncolumns, change->old_values);
+	if (change->new_values)
+		write_row(out, change->ncolumns, change->new_values);
+}
+
+/* A bounds-checked cursor over a record. */
+typedef struct Reader
+{
+	const char *data;
+	int			len;
+	int			pos;
+	bool		ok;
+} Reader;
+
+static const char *
+take(Reader *r, int n)
+{
+	const char *p = r->data + r->pos;
+
+	if (!r->ok || n < 0 || r->pos + n > r->len)
+	{
+		r->ok = false;
+		return NULL;
+	}
+	r->pos += n;
+	return p;
+}
+
+static uint64
+take_uint(Reader *r, int bytes)
+{
+	const unsigned char *p = (const unsigned char *) take(r, bytes);
+	uint64		v = 0;
+
+	for (int i = 0; p && i < bytes; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static char *
+take_string(Reader *r, int len)
+{
+	const char *p = take(r, len);
+
+	return p ? pnstrdup(p, len) : NULL;
+}
+
+static ThinValue *
+read_row(Reader *r, int ncolumns)
+{
+	ThinValue  *values = palloc0(sizeof(ThinValue) * Max(ncolumns, 1));
+
+	for (int i = 0; i < ncolumns && r->ok; i++)
+	{
+		values[i].kind = (ThinValueKind) take_uint(r, 1);
+		if (values[i].kind == THIN_TEXT)
+			values[i].text = take_string(r, (int) take_uint(r, 4));
+		else if (values[i].kind != THIN_NULL && values[i].kind != THIN_UNCHANGED &&
+				 values[i].kind != THIN_MISSING)
+			r->ok = false;
+	}
+	return values;
+}
+
+/* Decode a record; false if it is not a well-formed thin change. */
+bool
+thin_change_read(const char *data, int len, ThinChange *change)
+{
+	Reader		r = {data, len, 0, true};
+	int			flags;
+
+	memset(change, 0, sizeof(ThinChange));
+	if (take_uint(&r, 1) != THIN_CHANGE_FORMAT)
+		return false;
+	change->op = (ThinChangeOp) take_uint(&r, 1);
+	change->xid = (TransactionId) take_uint(&r, 4);
+	change->commit_end_lsn = (XLogRecPtr) take_uint(&r, 8);
+	change->commit_time = (TimestampTz) take_uint(&r, 8);
+	change->relid = (Oid) take_uint(&r, 4);
+	change->nspname = take_string(&r, (int) take_uint(&r, 1));
+	change->relname = take_string(&r, (int) take_uint(&r, 1));
+	change->ncolumns = (int) take_uint(&r, 1);
+	change->columns = palloc0(sizeof(char *) * Max(change->ncolumns, 1));
+	for (int i = 0; i < change->ncolumns && r.ok; i++)
+		change->columns[i] = take_string(&r, (int) take_uint(&r, 1));
+	flags = (int) take_uint(&r, 1);
+	if (flags & THIN_HAS_OLD)
+		change->old_values = read_row(&r, change->ncolumns);
+	if (flags & THIN_HAS_NEW)
+		change->new_values = read_row(&r, change->ncolumns);
+	if (change->op != THIN_INSERT && change->op != THIN_UPDATE &&
+		change->op != THIN_DELETE && change->op != THIN_TRUNCATE)
+		return false;
+	return r.ok && r.pos == len;
+}
+
+static void
+append_row(StringInfo buf, const char *label, const ThinChange *change,
+		   const ThinValue *values)
+{
+	appendStringInfo(buf, " %s(", label);
+	for (int i = 0; i < change->ncolumns; i++)
+	{
+		appendStringInfo(buf, "%s%s", i > 0 ? ", " : "", change->columns[i]);
+		switch (values[i].kind)
+		{
+			case THIN_TEXT:
+				appendStringInfo(buf, "=%s", quote_literal_cstr(values[i].text));
+				break;
+			case THIN_NULL:
+				appendStringInfoString(buf, " null");
+				break;
+			case THIN_UNCHANGED:
+				appendStringInfoString(buf, " unchanged");
+				break;
+			case THIN_MISSING:
+				appendStringInfoString(buf, " not logged");
+				break;
+		}
+	}
+	appendStringInfoChar(buf, ')');
+}
+
+/*
+ * "U public.reviews old(id='5', book_id='1') new(id='5', book_id='2')":
+ * the operation, relation and values; commit positions are left out so that
+ * the text is the same on every run.
+ */
+char *
+thin_change_text(const ThinChange *change)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "%c %s.%s", (char) change->op,
+					 quote_identifier(change->nspname), quote_identifier(change->relname));
+	if (change->old_values)
+		append_row(&buf, "old", change, change->old_values);
+	if (change->new_values)
+		append_row(&buf, "new", change, change->new_values);
+	return buf.data;
+}
