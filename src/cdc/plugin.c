@@ -32,7 +32,9 @@
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_publication.h"
+#include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "libpq/pqformat.h"
 #include "replication/logical.h"
 #include "replication/output_plugin.h"
 #include "utils/builtins.h"
@@ -76,13 +78,16 @@ typedef struct RelationEntry
 	int			ncolumns;
 	char	  **names;
 	AttrNumber *attnums;		/* InvalidAttrNumber: the column is gone */
+	Oid		   *types;			/* type per column */
 	FmgrInfo   *output;			/* output function per column */
 	bool		identity_full;
 	Bitmapset  *identity;		/* attnums an old key tuple carries */
+	StringInfoData header_tail; /* relid, names: the same in every record */
 	MemoryContext context;		/* owns everything above */
 } RelationEntry;
 
 static HTAB *relation_cache = NULL;
+static RelationEntry *last_entry = NULL;	/* consecutive changes share it */
 static bool callbacks_registered = false;
 
 void		_PG_output_plugin_init(OutputPluginCallbacks *cb);
@@ -176,6 +181,7 @@ plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 	hash.hcxt = ctx->context;
 	relation_cache = hash_create("flusso relations", 64, &hash,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	last_entry = NULL;
 
 	if (!callbacks_registered)
 	{
@@ -192,6 +198,7 @@ plugin_shutdown(LogicalDecodingContext *ctx)
 {
 	/* the hash lives in ctx->context, which is about to go */
 	relation_cache = NULL;
+	last_entry = NULL;
 }
 
 /* Is rel in the publication, directly, by schema, or through an ancestor? */
@@ -320,6 +327,7 @@ build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 	entry->names = palloc(sizeof(char *) * Max(entry->ncolumns, 1));
 	entry->attnums = palloc(sizeof(AttrNumber) * Max(entry->ncolumns, 1));
 	entry->output = palloc0(sizeof(FmgrInfo) * Max(entry->ncolumns, 1));
+	entry->types = palloc0(sizeof(Oid) * Max(entry->ncolumns, 1));
 	for (int c = 0; c < entry->ncolumns; c++)
 	{
 		entry->names[c] = pstrdup(list_nth(names, c));
@@ -329,10 +337,22 @@ build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 			Oid			typoutput;
 			bool		varlena;
 
-			getTypeOutputInfo(TupleDescAttr(desc, entry->attnums[c] - 1)->atttypid,
-							  &typoutput, &varlena);
+			entry->types[c] = TupleDescAttr(desc, entry->attnums[c] - 1)->atttypid;
+			getTypeOutputInfo(entry->types[c], &typoutput, &varlena);
 			fmgr_info_cxt(typoutput, &entry->output[c], entry->context);
 		}
+	}
+	{
+		ThinChange	shape;
+
+		memset(&shape, 0, sizeof(shape));
+		shape.relid = entry->relid;
+		shape.nspname = entry->nspname;
+		shape.relname = entry->relname;
+		shape.ncolumns = entry->ncolumns;
+		shape.columns = entry->names;
+		initStringInfo(&entry->header_tail);
+		thin_change_write_relation(&entry->header_tail, &shape);
 	}
 	MemoryContextSwitchTo(old);
 	entry->valid = true;
@@ -343,8 +363,12 @@ relation_entry(PluginData *data, Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
 	bool		found;
-	RelationEntry *entry = hash_search(relation_cache, &relid, HASH_ENTER, &found);
+	RelationEntry *entry;
 
+	/* dynahash entries never move, and invalidation only clears valid */
+	if (last_entry && last_entry->relid == relid && last_entry->valid)
+		return last_entry;
+	entry = hash_search(relation_cache, &relid, HASH_ENTER, &found);
 	if (!found)
 	{
 		entry->valid = false;
@@ -352,50 +376,84 @@ relation_entry(PluginData *data, Relation rel)
 	}
 	if (!entry->valid)
 		build_entry(data, entry, rel);
+	last_entry = entry;
 	return entry;
 }
 
-/* The emitted columns of one row version. */
-static ThinValue *
-row_values(RelationEntry *entry, Relation rel, HeapTuple tuple, bool is_old_key)
+/*
+ * Write one value in its type's text form.  The common key types are
+ * formatted directly: this is the plugin's hot path.
+ */
+static void
+write_value(StringInfo out, RelationEntry *entry, int c, Datum value)
+{
+	char		buf[MAXINT8LEN + 1];
+	int			len;
+
+	switch (entry->types[c])
+	{
+		case INT2OID:
+			len = pg_ltoa(DatumGetInt16(value), buf);
+			thin_change_write_value(out, THIN_TEXT, buf, len);
+			return;
+		case INT4OID:
+			len = pg_ltoa(DatumGetInt32(value), buf);
+			thin_change_write_value(out, THIN_TEXT, buf, len);
+			return;
+		case INT8OID:
+			len = pg_lltoa(DatumGetInt64(value), buf);
+			thin_change_write_value(out, THIN_TEXT, buf, len);
+			return;
+		case TEXTOID:
+		case VARCHAROID:
+			{
+				text	   *t = DatumGetTextPP(value);
+
+				thin_change_write_value(out, THIN_TEXT, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				return;
+			}
+		default:
+			{
+				char	   *s = OutputFunctionCall(&entry->output[c], value);
+
+				thin_change_write_value(out, THIN_TEXT, s, strlen(s));
+				return;
+			}
+	}
+}
+
+/*
+ * Write the emitted columns of one row version.  An old row with the
+ * default identity carries only the identity key: other columns were not
+ * logged, which is not the same as null.
+ */
+static void
+write_row(StringInfo out, RelationEntry *entry, Relation rel, HeapTuple tuple,
+		  bool is_old_key)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	ThinValue  *values = palloc0(sizeof(ThinValue) * Max(entry->ncolumns, 1));
 
 	for (int c = 0; c < entry->ncolumns; c++)
 	{
 		AttrNumber	attnum = entry->attnums[c];
-		Form_pg_attribute attr;
 		bool		isnull;
 		Datum		value;
 
 		if (attnum == InvalidAttrNumber || attnum > desc->natts ||
-			(is_old_key && !entry->identity_full && !bms_is_member(attnum, entry->identity)))
+			(is_old_key && !bms_is_member(attnum, entry->identity)))
 		{
-			values[c].kind = THIN_MISSING;
+			thin_change_write_value(out, THIN_MISSING, NULL, 0);
 			continue;
 		}
-		attr = TupleDescAttr(desc, attnum - 1);
 		value = heap_getattr(tuple, attnum, desc, &isnull);
 		if (isnull)
-			values[c].kind = THIN_NULL;
-		else if (attr->attlen == -1 && VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(value)))
-			values[c].kind = THIN_UNCHANGED;
+			thin_change_write_value(out, THIN_NULL, NULL, 0);
+		else if (TupleDescAttr(desc, attnum - 1)->attlen == -1 &&
+				 VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(value)))
+			thin_change_write_value(out, THIN_UNCHANGED, NULL, 0);
 		else
-		{
-			values[c].kind = THIN_TEXT;
-			values[c].text = OutputFunctionCall(&entry->output[c], value);
-		}
+			write_value(out, entry, c, value);
 	}
-	return values;
-}
-
-static void
-emit(LogicalDecodingContext *ctx, const ThinChange *change)
-{
-	OutputPluginPrepareWrite(ctx, true);
-	thin_change_write(ctx->out, change);
-	OutputPluginWrite(ctx, true);
 }
 
 static void
@@ -414,6 +472,10 @@ start_change(ThinChange *change, ReorderBufferTXN *txn, RelationEntry *entry,
 	change->columns = entry->names;
 }
 
+/*
+ * An insert carries the new row, a delete the old row, an update both; the
+ * old row only when the WAL logged one (a key change, or identity FULL).
+ */
 static void
 plugin_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			  Relation relation, ReorderBufferChange *change)
@@ -422,53 +484,47 @@ plugin_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	RelationEntry *entry = relation_entry(data, relation);
 	MemoryContext old;
 	ThinChange	thin;
-	bool		wanted = false;
+	ThinChangeOp op;
+	bool		wanted;
+	HeapTuple	old_row = NULL;
+	HeapTuple	new_row = NULL;
 
 	switch (change->action)
 	{
 		case REORDER_BUFFER_CHANGE_INSERT:
+			op = THIN_INSERT;
 			wanted = entry->actions.pubinsert;
 			break;
 		case REORDER_BUFFER_CHANGE_UPDATE:
+			op = THIN_UPDATE;
 			wanted = entry->actions.pubupdate;
 			break;
 		case REORDER_BUFFER_CHANGE_DELETE:
+			op = THIN_DELETE;
 			wanted = entry->actions.pubdelete;
 			break;
 		default:
-			break;
+			return;
 	}
 	if (!entry->emitted || !wanted)
 		return;
 
-	old = MemoryContextSwitchTo(data->change_context);
-	switch (change->action)
-	{
-		case REORDER_BUFFER_CHANGE_INSERT:
-			start_change(&thin, txn, entry, THIN_INSERT);
-			break;
-		case REORDER_BUFFER_CHANGE_UPDATE:
-			start_change(&thin, txn, entry, THIN_UPDATE);
-			break;
-		default:
-			start_change(&thin, txn, entry, THIN_DELETE);
-			break;
-	}
 	if (change->data.tp.oldtuple)
-		thin.old_values = row_values(entry, relation,
-									 compat_change_tuple(change->data.tp.oldtuple),
-									 !entry->identity_full);
-	else if (change->action != REORDER_BUFFER_CHANGE_INSERT)
-	{
-		/* nothing was logged of the old row: say so, column by column */
-		thin.old_values = palloc0(sizeof(ThinValue) * Max(entry->ncolumns, 1));
-		for (int c = 0; c < entry->ncolumns; c++)
-			thin.old_values[c].kind = THIN_MISSING;
-	}
-	if (change->data.tp.newtuple && change->action != REORDER_BUFFER_CHANGE_DELETE)
-		thin.new_values = row_values(entry, relation,
-									 compat_change_tuple(change->data.tp.newtuple), false);
-	emit(ctx, &thin);
+		old_row = compat_change_tuple(change->data.tp.oldtuple);
+	if (change->data.tp.newtuple && op != THIN_DELETE)
+		new_row = compat_change_tuple(change->data.tp.newtuple);
+
+	old = MemoryContextSwitchTo(data->change_context);
+	start_change(&thin, txn, entry, op);
+	OutputPluginPrepareWrite(ctx, true);
+	thin_change_write_start(ctx->out, &thin);
+	appendBinaryStringInfo(ctx->out, entry->header_tail.data, entry->header_tail.len);
+	pq_sendbyte(ctx->out, (old_row ? THIN_HAS_OLD : 0) | (new_row ? THIN_HAS_NEW : 0));
+	if (old_row)
+		write_row(ctx->out, entry, relation, old_row, !entry->identity_full);
+	if (new_row)
+		write_row(ctx->out, entry, relation, new_row, false);
+	OutputPluginWrite(ctx, true);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(data->change_context);
 }
@@ -489,7 +545,9 @@ plugin_truncate(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			continue;
 		start_change(&thin, txn, entry, THIN_TRUNCATE);
 		thin.ncolumns = 0;
-		emit(ctx, &thin);
+		OutputPluginPrepareWrite(ctx, true);
+		thin_change_write_header(ctx->out, &thin, 0);
+		OutputPluginWrite(ctx, true);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(data->change_context);

@@ -24,9 +24,6 @@
 
 #include "cdc/thin_change.h"
 
-#define THIN_HAS_OLD 1
-#define THIN_HAS_NEW 2
-
 static void
 write_name(StringInfo out, const char *name)
 {
@@ -37,42 +34,51 @@ write_name(StringInfo out, const char *name)
 	pq_sendbytes(out, name, len);
 }
 
-static void
-write_row(StringInfo out, int ncolumns, const ThinValue *values)
+/*
+ * The fixed part of a record, up to and including the flags that say which
+ * rows follow; the rows are written value by value after it.
+ */
+void
+thin_change_write_header(StringInfo out, const ThinChange *change, int flags)
 {
-	for (int i = 0; i < ncolumns; i++)
-	{
-		pq_sendbyte(out, (uint8) values[i].kind);
-		if (values[i].kind == THIN_TEXT)
-		{
-			int			len = strlen(values[i].text);
-
-			pq_sendint32(out, len);
-			pq_sendbytes(out, values[i].text, len);
-		}
-	}
+	thin_change_write_start(out, change);
+	thin_change_write_relation(out, change);
+	pq_sendbyte(out, (uint8) flags);
 }
 
+/* The per-transaction part of the header: format, op, xid, commit. */
 void
-thin_change_write(StringInfo out, const ThinChange *change)
+thin_change_write_start(StringInfo out, const ThinChange *change)
 {
 	pq_sendbyte(out, THIN_CHANGE_FORMAT);
 	pq_sendbyte(out, (uint8) change->op);
 	pq_sendint32(out, change->xid);
 	pq_sendint64(out, change->commit_end_lsn);
 	pq_sendint64(out, change->commit_time);
+}
+
+/* The per-relation part: relid, names and columns; the plugin caches it. */
+void
+thin_change_write_relation(StringInfo out, const ThinChange *change)
+{
 	pq_sendint32(out, change->relid);
 	write_name(out, change->nspname);
 	write_name(out, change->relname);
 	pq_sendbyte(out, (uint8) change->ncolumns);
 	for (int i = 0; i < change->ncolumns; i++)
 		write_name(out, change->columns[i]);
-	pq_sendbyte(out, (change->old_values ? THIN_HAS_OLD : 0) |
-				(change->new_values ? THIN_HAS_NEW : 0));
-	if (change->old_values)
-		write_row(out, change->ncolumns, change->old_values);
-	if (change->new_values)
-		write_row(out, change->ncolumns, change->new_values);
+}
+
+/* One value of a row; text and len only for THIN_TEXT. */
+void
+thin_change_write_value(StringInfo out, ThinValueKind kind, const char *text, int len)
+{
+	pq_sendbyte(out, (uint8) kind);
+	if (kind == THIN_TEXT)
+	{
+		pq_sendint32(out, len);
+		pq_sendbytes(out, text, len);
+	}
 }
 
 /* A bounds-checked cursor over a record. */

@@ -56,7 +56,14 @@ typedef struct ThinChange
 	ThinValue  *new_values;		/* NULL for deletes and truncates */
 } ThinChange;
 
-extern void thin_change_write(StringInfo out, const ThinChange *change);
+#define THIN_HAS_OLD 1
+#define THIN_HAS_NEW 2
+
+extern void thin_change_write_header(StringInfo out, const ThinChange *change, int flags);
+extern void thin_change_write_start(StringInfo out, const ThinChange *change);
+extern void thin_change_write_relation(StringInfo out, const ThinChange *change);
+extern void thin_change_write_value(StringInfo out, ThinValueKind kind,
+									const char *text, int len);
 extern bool thin_change_read(const char *data, int len, ThinChange *change);
 extern char *thin_change_text(const ThinChange *change);
 

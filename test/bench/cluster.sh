@@ -1,0 +1,38 @@
+# cluster.sh: sourced by the benchmarks.  Starts a throwaway cluster with
+# test/flusso.conf in $BENCH_DIR (default /tmp/flusso-bench), listening on a
+# Unix socket there, and stops it on exit.  bench_psql runs SQL against it.
+
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+
+BENCH_DIR=${BENCH_DIR:-/tmp/flusso-bench}
+BENCH_PORT=${BENCH_PORT:-5498}
+
+bench_psql() {
+	as_cluster_user "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$BENCH_DIR" \
+		-p "$BENCH_PORT" -U postgres -d postgres "$@"
+}
+
+bench_stop() {
+	if [ -f "$BENCH_DIR/data/postmaster.pid" ]; then
+		as_cluster_user "$PG_BINDIR/pg_ctl" -D "$BENCH_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	rm -rf "$BENCH_DIR"
+}
+
+bench_start() {
+	bench_stop
+	mkdir -p "$BENCH_DIR"
+	[ "$(id -u)" -eq 0 ] && chown "$CLUSTER_USER": "$BENCH_DIR"
+	as_cluster_user "$PG_BINDIR/initdb" -D "$BENCH_DIR/data" -A trust -U postgres >/dev/null
+	{
+		cat "$FLUSSO_ROOT/test/flusso.conf"
+		echo "port = $BENCH_PORT"
+		echo "listen_addresses = ''"
+		echo "unix_socket_directories = '$BENCH_DIR'"
+		echo "shared_buffers = 512MB"
+		echo "max_wal_size = 4GB"
+		echo "synchronous_commit = off"
+	} | as_cluster_user tee -a "$BENCH_DIR/data/postgresql.conf" >/dev/null
+	as_cluster_user "$PG_BINDIR/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w start >/dev/null
+	trap bench_stop EXIT
+}
