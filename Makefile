@@ -16,8 +16,10 @@ MODULE_big = flusso
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 EXTENSION = flusso
 DATA = sql/flusso--0.1.0.sql
-PG_CPPFLAGS = -I$(srcdir)/src
+# -MMD: rebuild what includes a header when the header changes
+PG_CPPFLAGS = -I$(srcdir)/src -MMD -MP
 SHLIB_LINK = -lyaml
+EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # pg_regress inputs (sql/<name>.sql, expected/<name>.out); run by test/check.sh
 REGRESS = schema_formats schema_errors mapping catalog check provision capture
@@ -46,6 +48,7 @@ fuzz:
 
 ifneq ($(PGXS),)
 include $(PGXS)
+-include $(OBJS:.o=.d)
 
 .PHONY: build-install
 build-install: all

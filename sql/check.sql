@@ -74,13 +74,14 @@ fields:
 $$);
 SELECT flusso_create_index('nopk', E'version: 1\nschema: chk\ntable: nokey\nfields: []');
 
--- the slot name carries the database oid
+-- The slot and worker rows come and go as the worker starts (002_environment
+-- and 003_worker test them); leave them out here.
 CREATE FUNCTION pg_temp.checked()
 RETURNS TABLE (index text, path text, severity text, message text, hint text)
 LANGUAGE sql AS $$
-	SELECT index, path, severity,
-	       regexp_replace(message, 'flusso_[0-9]+', 'flusso_<db>'), hint
+	SELECT index, path, severity, message, hint
 	FROM flusso_check()
+	WHERE path NOT IN ('slot', 'worker')
 $$;
 \x on
 SELECT * FROM pg_temp.checked();

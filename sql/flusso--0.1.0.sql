@@ -32,6 +32,7 @@ CREATE TABLE flusso.index (
 	definition	jsonb NOT NULL,
 	source		text NOT NULL,
 	owner		regrole NOT NULL,
+	needs_seed	boolean NOT NULL DEFAULT true,
 	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	updated_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
@@ -47,6 +48,25 @@ CREATE TABLE flusso.signal (
 	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 COMMENT ON TABLE flusso.signal IS 'flusso snapshot watermarks and signals';
+
+-- The slot of this database, once created: a slot missing later was lost.
+CREATE TABLE flusso.stream (
+	slot_name	text PRIMARY KEY,
+	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+
+-- Every change the worker applied, when flusso.capture_log is on
+-- (diagnostics and tests of the capture path).
+CREATE TABLE flusso.capture_log (
+	id			bigserial PRIMARY KEY,
+	relid		oid NOT NULL,
+	op			"char" NOT NULL,
+	old_key		jsonb,
+	new_key		jsonb,
+	xid			xid NOT NULL,
+	commit_lsn	pg_lsn NOT NULL,
+	captured_at	timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp()
+);
 
 CREATE FUNCTION flusso_create_index(name text, definition text,
 									replace boolean DEFAULT false)
@@ -100,6 +120,17 @@ LANGUAGE C STRICT IMMUTABLE;
 COMMENT ON FUNCTION flusso_change(bytea)
 	IS 'the header of a flusso change record: operation, relation, transaction and commit';
 
+CREATE FUNCTION flusso_status()
+RETURNS TABLE (index text, phase text, snapshot_done bigint, snapshot_total bigint,
+			   worker_pid integer, slot text, confirmed_lsn pg_lsn, lag_bytes bigint,
+			   lag_seconds double precision, changes_captured bigint,
+			   documents_written bigint, batches bigint, last_error text,
+			   last_error_at timestamptz)
+AS 'MODULE_PATHNAME', 'flusso_status'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION flusso_status()
+	IS 'per index: phase and progress; per database: worker, slot, lag, counters, last error';
+
 CREATE VIEW flusso_indexes AS
 	SELECT name, version, schema_name, table_name, definition, created_at
 	FROM flusso.index;
@@ -112,6 +143,7 @@ REVOKE ALL ON FUNCTION flusso_check() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_provision() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_change_text(bytea) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_change(bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_status() FROM PUBLIC;
 REVOKE ALL ON flusso_indexes FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION flusso_create_index(text, text, boolean) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_drop_index(text) TO flusso_admin;
@@ -120,4 +152,5 @@ GRANT EXECUTE ON FUNCTION flusso_check() TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_provision() TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_change_text(bytea) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_change(bytea) TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_status() TO flusso_admin;
 GRANT SELECT ON flusso_indexes TO flusso_admin;

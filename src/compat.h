@@ -61,6 +61,15 @@ typedef void json_action_result;
 #define compat_change_tuple(buf) (&(buf)->tuple)
 #endif
 
+/* 16 records why a slot was invalidated; 15 only when */
+#if PG_VERSION_NUM >= 160000
+#define compat_slot_invalidated(slot) ((slot)->data.invalidated != RS_INVAL_NONE)
+#else
+#define compat_slot_invalidated(slot) \
+	(!XLogRecPtrIsInvalid((slot)->data.invalidated_at) && \
+	 XLogRecPtrIsInvalid((slot)->data.restart_lsn))
+#endif
+
 #endif							/* !FRONTEND */
 
 #endif							/* FLUSSO_COMPAT_H */

@@ -3,9 +3,11 @@
  * flusso.c
  *	  Entry point of the flusso library: module magic, settings, _PG_init.
  *
- * flusso is loaded through shared_preload_libraries.  _PG_init defines the
- * flusso.* settings and reserves the prefix, so that a misspelt flusso
- * setting in postgresql.conf is reported instead of silently ignored.
+ * Loaded through shared_preload_libraries, _PG_init defines the flusso.*
+ * settings, reserves their prefix (a misspelt flusso setting is reported,
+ * not ignored), requests shared memory and registers the launcher.  Every
+ * backend also installs the drop hook that lets DROP EXTENSION and DROP
+ * DATABASE stop the worker.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -14,27 +16,74 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "flusso.h"
+#include "worker/shared.h"
+#include "worker/worker.h"
 
 PG_MODULE_MAGIC;
 
 char	   *flusso_publication = NULL;
+int			flusso_batch_size = 10000;
+int			flusso_batch_timeout = 200;
+int			flusso_naptime = 100;
+int			flusso_slot_save_interval = 1000;
+int			flusso_work_mem = 65536;
+bool		flusso_capture_log = false;
+char	   *flusso_test_crash_file = NULL;
 
 void		_PG_init(void);
 
-void
-_PG_init(void)
+static void
+define_settings(void)
 {
 	DefineCustomStringVariable("flusso.publication",
 							   "Publication whose tables flusso streams.",
 							   "flusso_provision() creates it and adds every table an index reads.",
-							   &flusso_publication,
-							   "flusso",
-							   PGC_SIGHUP,
-							   0,
+							   &flusso_publication, "flusso", PGC_SIGHUP, 0,
 							   NULL, NULL, NULL);
-
+	DefineCustomIntVariable("flusso.batch_size",
+							"Changes the worker decodes before applying them.",
+							NULL, &flusso_batch_size, 10000, 1, 1000000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.batch_timeout",
+							"Longest time the worker decodes before applying what it has.",
+							NULL, &flusso_batch_timeout, 200, 1, 60000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.naptime",
+							"How long the worker sleeps when it has caught up.",
+							NULL, &flusso_naptime, 100, 1, 60000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.slot_save_interval",
+							"Shortest time between two writes of the slot to disk.",
+							"A crash redelivers at most the changes confirmed since.",
+							&flusso_slot_save_interval, 1000, 0, 600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.work_mem",
+							"Memory a batch of changes may use before spilling to disk.",
+							NULL, &flusso_work_mem, 65536, 64, INT_MAX / 1024,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("flusso.capture_log",
+							 "Record every applied change in flusso.capture_log (diagnostics and tests).",
+							 NULL, &flusso_capture_log, false,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("flusso.test_crash_file",
+							   "Tests only: crash once between flush and confirm while this file exists.",
+							   NULL, &flusso_test_crash_file, "",
+							   PGC_SIGHUP, GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
 	MarkGUCPrefixReserved("flusso");
+}
+
+void
+_PG_init(void)
+{
+	define_settings();
+	worker_install_drop_hooks();
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	shared_install_hooks();
+	launcher_register();
 }

@@ -10,8 +10,14 @@
 #ifndef FLUSSO_H
 #define FLUSSO_H
 
-/* name of the publication that decides which tables are streamed */
 extern char *flusso_publication;
+extern int	flusso_batch_size;
+extern int	flusso_batch_timeout;
+extern int	flusso_naptime;
+extern int	flusso_slot_save_interval;
+extern int	flusso_work_mem;
+extern bool flusso_capture_log;
+extern char *flusso_test_crash_file;
 
 /* replication slot of a database: flusso_<database oid> */
 #define FLUSSO_SLOT_FORMAT "flusso_%u"

@@ -26,6 +26,7 @@
 
 #include "index/access.h"
 #include "index/definition.h"
+#include "worker/worker.h"
 #include "schema/schema.h"
 
 PG_FUNCTION_INFO_V1(flusso_create_index);
@@ -136,6 +137,7 @@ flusso_create_index(PG_FUNCTION_ARGS)
 		catalog_restore_user(&saved);
 	}
 	SPI_finish();
+	worker_request_at_commit(true);
 	PG_RETURN_VOID();
 }
 
@@ -163,6 +165,10 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	if (SPI_execute_with_args("DELETE FROM flusso.index WHERE name = $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete index \"%s\" from flusso.index", name);
+	if (SPI_execute("SELECT 1 FROM flusso.index", false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.index");
+	/* the last index gone: the worker drops its slot, nothing retains WAL */
+	worker_request_at_commit(SPI_processed > 0);
 	catalog_restore_user(&saved);
 	SPI_finish();
 	PG_RETURN_VOID();

@@ -59,6 +59,15 @@ like($first,
 is($node->safe_psql('library', q{SELECT pubname FROM pg_publication}),
 	'Flusso "Pub"', 'the publication exists under the configured name');
 
+# Without flusso preloaded there is no worker: its slot is reported missing,
+# as a warning, and provisioning leaves the slot to the worker.
+is( $node->safe_psql('library',
+		q{SELECT path || ' ' || severity FROM flusso_check() WHERE path IN ('slot', 'worker') ORDER BY 1}),
+	"slot warning\nworker warning", 'the missing slot and worker are warnings');
+my $oid = $node->safe_psql('library', q{SELECT oid FROM pg_database WHERE datname = 'library'});
+like($first, qr/^replication slot flusso_$oid \|  \| false$/m,
+	'provision reports the slot as the worker\'s to create');
+
 # Run what provision and check said, then restart.
 for my $row (split /\n/, $node->safe_psql('library',
 	q{SELECT sql FROM flusso_provision() WHERE action LIKE 'set %'}))
@@ -78,6 +87,9 @@ is($node->safe_psql('library', 'SHOW output_plugin_libraries'),
 	'pgoutput, test_decoding, flusso', 'output_plugin_libraries kept its entries');
 is($node->safe_psql('library', $environment),
 	'', 'no environment error is left');
+ok( $node->poll_query_until(
+		'library', q{SELECT count(*) = 0 FROM flusso_check() WHERE index IS NULL}),
+	'once the worker runs, the environment has nothing to report');
 is( $node->safe_psql(
 		'library', q{SELECT count(*) FROM flusso_provision() WHERE applied}),
 	'0', 'provisioning again applies nothing');

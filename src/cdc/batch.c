@@ -1,0 +1,273 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch.c
+ *	  Collects the thin changes of a batch.  Records that name the same row
+ *	  of the same relation with the same values are kept once: documents
+ *	  are rebuilt from current rows, so repeating a change adds nothing.
+ *	  Past memory_limit bytes, records go to a temporary file instead (not
+ *	  deduplicated there), so a transaction of any size decodes in bounded
+ *	  memory; readers get the in-memory records first, then the spilled
+ *	  ones.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "utils/memutils.h"
+
+#include "cdc/batch.h"
+
+/*
+ * The part of a record that identifies the change for deduplication: all
+ * but the leading format, op, xid and commit position and time.
+ */
+#define RECORD_IDENTITY_OFFSET (1 + 1 + 4 + 8 + 8)
+#define RECORD_XID_OFFSET 2
+#define RECORD_TIME_OFFSET (1 + 1 + 4 + 8)
+
+typedef struct RecordKey
+{
+	uint32		hash;
+	int			len;
+	char	   *data;
+} RecordKey;
+
+typedef struct RecordEntry
+{
+	RecordKey	key;			/* must be first */
+} RecordEntry;
+
+static uint32
+record_hash(const void *key, Size keysize)
+{
+	return ((const RecordKey *) key)->hash;
+}
+
+static int
+record_match(const void *a, const void *b, Size keysize)
+{
+	const RecordKey *ka = a;
+	const RecordKey *kb = b;
+
+	if (ka->hash != kb->hash || ka->len != kb->len)
+		return 1;
+	return memcmp(ka->data + RECORD_IDENTITY_OFFSET, kb->data + RECORD_IDENTITY_OFFSET,
+				  ka->len - RECORD_IDENTITY_OFFSET);
+}
+
+static void
+create_sets(ChangeBatch *batch)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(RecordKey);
+	ctl.entrysize = sizeof(RecordEntry);
+	ctl.hash = record_hash;
+	ctl.match = record_match;
+	ctl.hcxt = batch->context;
+	batch->records = hash_create("flusso batch records", 1024, &ctl,
+								 HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(TransactionId);
+	ctl.entrysize = sizeof(TransactionId);
+	ctl.hcxt = batch->context;
+	batch->xids = hash_create("flusso batch xids", 64, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+ChangeBatch *
+batch_create(MemoryContext parent, Size memory_limit)
+{
+	ChangeBatch *batch = MemoryContextAllocZero(parent, sizeof(ChangeBatch));
+
+	batch->context = AllocSetContextCreate(parent, "flusso batch", ALLOCSET_DEFAULT_SIZES);
+	batch->memory_limit = memory_limit;
+	batch->owner = ResourceOwnerCreate(NULL, "flusso batch");
+	batch->scan_context = AllocSetContextCreate(parent, "flusso batch scan",
+												ALLOCSET_DEFAULT_SIZES);
+	create_sets(batch);
+	return batch;
+}
+
+static uint64
+read_be(const char *p, int bytes)
+{
+	uint64		v = 0;
+
+	for (int i = 0; i < bytes; i++)
+		v = (v << 8) | (unsigned char) p[i];
+	return v;
+}
+
+/* Add one record as the output plugin wrote it. */
+void
+batch_add(ChangeBatch *batch, const char *data, int len)
+{
+	TransactionId xid;
+	TimestampTz commit_time;
+	RecordKey	key;
+	bool		found;
+
+	if (len < RECORD_IDENTITY_OFFSET)
+		elog(ERROR, "flusso change record of %d bytes is too short", len);
+	batch->nreceived++;
+
+	xid = (TransactionId) read_be(data + RECORD_XID_OFFSET, 4);
+	(void) hash_search(batch->xids, &xid, HASH_ENTER, NULL);
+	commit_time = (TimestampTz) read_be(data + RECORD_TIME_OFFSET, 8);
+	if (batch->oldest_commit == 0 || commit_time < batch->oldest_commit)
+		batch->oldest_commit = commit_time;
+
+	if (batch->memory_used >= batch->memory_limit)
+	{
+		/*
+		 * Records arrive inside the reorder buffer's transaction; the file
+		 * must not belong to it (owner, interXact), or it would be closed
+		 * when the transaction ends.
+		 */
+		ResourceOwner saved = CurrentResourceOwner;
+
+		CurrentResourceOwner = batch->owner;
+		if (batch->spill == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(batch->context);
+
+			batch->spill = BufFileCreateTemp(true);
+			MemoryContextSwitchTo(old);
+		}
+		BufFileWrite(batch->spill, &len, sizeof(len));
+		BufFileWrite(batch->spill, (void *) data, len);
+		CurrentResourceOwner = saved;
+		batch->nspilled++;
+		return;
+	}
+
+	key.len = len;
+	key.data = (char *) data;
+	key.hash = hash_bytes((const unsigned char *) data + RECORD_IDENTITY_OFFSET,
+						  len - RECORD_IDENTITY_OFFSET);
+	(void) hash_search(batch->records, &key, HASH_FIND, &found);
+	if (found)
+		return;
+	key.data = MemoryContextAlloc(batch->context, len);
+	memcpy(key.data, data, len);
+	(void) hash_search(batch->records, &key, HASH_ENTER, NULL);
+	batch->ndistinct++;
+	batch->memory_used += len + sizeof(RecordEntry) + 16;
+}
+
+bool
+batch_is_empty(const ChangeBatch *batch)
+{
+	return batch->nreceived == 0;
+}
+
+void
+batch_begin_scan(ChangeBatch *batch)
+{
+	hash_seq_init(&batch->scan, batch->records);
+	batch->scanning_memory = true;
+	batch->spill_read = 0;
+	if (batch->spill)
+	{
+		ResourceOwner saved = CurrentResourceOwner;
+
+		CurrentResourceOwner = batch->owner;
+		if (BufFileSeek(batch->spill, 0, 0, SEEK_SET) != 0)
+			elog(ERROR, "could not rewind flusso batch spill file");
+		CurrentResourceOwner = saved;
+	}
+}
+
+/*
+ * The next change of the batch.  It is valid until the next call: each
+ * call frees what the previous one read, so a scan of any length runs in
+ * constant memory.
+ */
+bool
+batch_next(ChangeBatch *batch, ThinChange *change)
+{
+	MemoryContext old;
+	bool		ok = false;
+
+	MemoryContextReset(batch->scan_context);
+	old = MemoryContextSwitchTo(batch->scan_context);
+
+	if (batch->scanning_memory)
+	{
+		RecordEntry *entry = hash_seq_search(&batch->scan);
+
+		if (entry)
+			ok = thin_change_read(entry->key.data, entry->key.len, change);
+		else
+			batch->scanning_memory = false;
+		if (entry && !ok)
+			elog(ERROR, "malformed flusso change record in batch");
+	}
+	if (!ok && !batch->scanning_memory && batch->spill_read < batch->nspilled)
+	{
+		ResourceOwner saved = CurrentResourceOwner;
+		int			len;
+		char	   *data;
+
+		CurrentResourceOwner = batch->owner;
+		if (BufFileRead(batch->spill, &len, sizeof(len)) != sizeof(len))
+			elog(ERROR, "could not read flusso batch spill file");
+		data = palloc(len);
+		if (BufFileRead(batch->spill, data, len) != (size_t) len)
+			elog(ERROR, "could not read flusso batch spill file");
+		CurrentResourceOwner = saved;
+		if (!thin_change_read(data, len, change))
+			elog(ERROR, "malformed flusso change record in spill file");
+		batch->spill_read++;
+		ok = true;
+	}
+	MemoryContextSwitchTo(old);
+	return ok;
+}
+
+/*
+ * The committed top-level transactions the batch's changes came from, as
+ * an array of *count, in the batch's memory context.
+ */
+TransactionId *
+batch_xids(ChangeBatch *batch, int *count)
+{
+	HASH_SEQ_STATUS status;
+	TransactionId *xid;
+	TransactionId *xids;
+
+	*count = 0;
+	xids = MemoryContextAlloc(batch->context,
+							  sizeof(TransactionId) * Max(hash_get_num_entries(batch->xids), 1));
+	hash_seq_init(&status, batch->xids);
+	while ((xid = hash_seq_search(&status)) != NULL)
+		xids[(*count)++] = *xid;
+	return xids;
+}
+
+void
+batch_reset(ChangeBatch *batch)
+{
+	if (batch->spill)
+	{
+		ResourceOwner saved = CurrentResourceOwner;
+
+		CurrentResourceOwner = batch->owner;
+		BufFileClose(batch->spill);
+		CurrentResourceOwner = saved;
+	}
+	batch->spill = NULL;
+	MemoryContextReset(batch->context);
+	batch->memory_used = 0;
+	batch->nspilled = 0;
+	batch->ndistinct = 0;
+	batch->nreceived = 0;
+	batch->oldest_commit = 0;
+	create_sets(batch);
+}

@@ -1,0 +1,217 @@
+/*-------------------------------------------------------------------------
+ *
+ * decode.c
+ *	  Decodes the WAL in-process through the logical decoding C API, the
+ *	  way a walsender does: outside any transaction, with one decoding
+ *	  context kept between batches.
+ *
+ * The reader is bounded by the flushed WAL position, as logicalfuncs.c
+ * bounds it, so read_local_xlog_page never has to wait for WAL that is not
+ * there; the caller waits on its latch between batches instead.
+ * (read_local_xlog_page_no_wait cannot be used: its private data would be
+ * the decoding context.)  All changes of a transaction arrive inside one
+ * LogicalDecodingProcessRecord() call, under the reorder buffer's own
+ * transaction: the write callback only copies them into the batch.
+ *
+ * Progress is confirmed by the caller once what it read has been applied;
+ * the slot is saved to disk at a bounded rate, not on every batch.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xlogutils.h"
+#include "miscadmin.h"
+#include "replication/decode.h"
+#include "replication/slot.h"
+#include "storage/spin.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "cdc/decode.h"
+#include "compat.h"
+
+#define FLUSSO_PLUGIN "flusso"
+
+static void
+prepare_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid,
+			  bool last_write)
+{
+	resetStringInfo(ctx->out);
+}
+
+static void
+do_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid,
+		 bool last_write)
+{
+	CaptureStream *stream = ctx->output_writer_private;
+
+	batch_add(stream->batch, ctx->out->data, ctx->out->len);
+}
+
+/* Is the named slot there, and was it invalidated? */
+static bool
+slot_exists(const char *slot_name, bool *invalidated)
+{
+	ReplicationSlot *slot;
+
+	*invalidated = false;
+	LWLockAcquire(ReplicationSlotControlLock, LW_SHARED);
+	slot = SearchNamedReplicationSlot(slot_name, false);
+	if (slot)
+	{
+		SpinLockAcquire(&slot->mutex);
+		*invalidated = compat_slot_invalidated(slot);
+		SpinLockRelease(&slot->mutex);
+	}
+	LWLockRelease(ReplicationSlotControlLock);
+	return slot != NULL;
+}
+
+/*
+ * Make sure the slot exists and can be read: create it when missing, and
+ * drop and create it when it was invalidated (its WAL is gone).  Creating
+ * waits for a consistent point, which older running transactions can hold
+ * up; waiting() is called first so that the caller can say so.
+ */
+SlotState
+cdc_prepare_slot(const char *slot_name, void (*waiting) (void))
+{
+	bool		invalidated;
+	SlotState	state = SLOT_READY;
+	LogicalDecodingContext *ctx;
+
+	if (slot_exists(slot_name, &invalidated) && !invalidated)
+		return SLOT_READY;
+	if (invalidated)
+	{
+		ReplicationSlotDrop(slot_name, true);
+		state = SLOT_RECREATED;
+	}
+	else
+		state = SLOT_CREATED;
+
+	ReplicationSlotCreate(slot_name, true, RS_EPHEMERAL, false);
+	if (waiting)
+		waiting();
+	ctx = CreateInitDecodingContext(FLUSSO_PLUGIN, NIL, false, InvalidXLogRecPtr,
+									XL_ROUTINE(.page_read = read_local_xlog_page,
+											   .segment_open = wal_segment_open,
+											   .segment_close = wal_segment_close),
+									NULL, NULL, NULL);
+	DecodingContextFindStartpoint(ctx);
+	FreeDecodingContext(ctx);
+	ReplicationSlotPersist();
+	ReplicationSlotRelease();
+	return state;
+}
+
+/*
+ * Acquire the slot and start decoding where it was last confirmed.  Call
+ * in a memory context that lives as long as the stream.
+ */
+CaptureStream *
+cdc_open(const char *slot_name, List *options, ChangeBatch *batch)
+{
+	CaptureStream *stream = palloc0(sizeof(CaptureStream));
+
+	ReplicationSlotAcquire(slot_name, true);
+	stream->batch = batch;
+	stream->ctx = CreateDecodingContext(InvalidXLogRecPtr, options, false,
+										XL_ROUTINE(.page_read = read_local_xlog_page,
+												   .segment_open = wal_segment_open,
+												   .segment_close = wal_segment_close),
+										prepare_write, do_write, NULL);
+	stream->ctx->output_writer_private = stream;
+	XLogBeginRead(stream->ctx->reader, MyReplicationSlot->data.restart_lsn);
+	stream->confirmed = MyReplicationSlot->data.confirmed_flush;
+	stream->saved_at = GetCurrentTimestamp();
+	return stream;
+}
+
+/*
+ * Decode WAL up to the flushed position, until max_changes records are in
+ * the batch or timeout_ms has passed; a transaction is never split.
+ * Returns whether flushed WAL remains to be read.
+ */
+bool
+cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
+{
+	XLogReaderState *reader = stream->ctx->reader;
+	XLogRecPtr	end = GetFlushRecPtr(NULL);
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+
+	while (reader->EndRecPtr < end)
+	{
+		char	   *errm = NULL;
+		XLogRecord *record = XLogReadRecord(reader, &errm);
+
+		if (errm)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("could not read WAL for flusso at %X/%X: %s",
+							LSN_FORMAT_ARGS(reader->EndRecPtr), errm)));
+		if (record)
+			LogicalDecodingProcessRecord(stream->ctx, reader);
+		CHECK_FOR_INTERRUPTS();
+
+		if (stream->batch->nreceived >= max_changes ||
+			GetCurrentTimestamp() >= deadline)
+			break;
+	}
+	return reader->EndRecPtr < end;
+}
+
+/*
+ * Where the reader stands: every transaction that committed before this
+ * position has been handed to the batch in full.
+ */
+XLogRecPtr
+cdc_position(CaptureStream *stream)
+{
+	return stream->ctx->reader->EndRecPtr;
+}
+
+/*
+ * Confirm that everything before lsn has been applied.  The slot may then
+ * free WAL and catalog rows older than that; it is written to disk at most
+ * every save_interval_ms (a crash redelivers at most the unsaved tail).
+ */
+void
+cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (lsn > stream->confirmed)
+	{
+		LogicalConfirmReceivedLocation(lsn);
+		stream->confirmed = lsn;
+		if (TimestampDifferenceExceeds(stream->saved_at, now, save_interval_ms))
+		{
+			ReplicationSlotMarkDirty();
+			ReplicationSlotSave();
+			stream->saved_at = now;
+		}
+	}
+}
+
+/* Stop decoding; release the slot, or drop it when nothing needs it. */
+void
+cdc_close(CaptureStream *stream, bool drop_slot)
+{
+	char		name[NAMEDATALEN];
+
+	strlcpy(name, NameStr(MyReplicationSlot->data.name), NAMEDATALEN);
+	FreeDecodingContext(stream->ctx);
+	if (!drop_slot)
+	{
+		ReplicationSlotMarkDirty();
+		ReplicationSlotSave();
+	}
+	ReplicationSlotRelease();
+	if (drop_slot)
+		ReplicationSlotDrop(name, true);
+}

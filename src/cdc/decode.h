@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * decode.h
+ *	  In-process decoding of the WAL through flusso's slot: creating and
+ *	  dropping the slot, reading batches of changes, confirming progress.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_CDC_DECODE_H
+#define FLUSSO_CDC_DECODE_H
+
+#include "cdc/batch.h"
+#include "replication/logical.h"
+
+typedef struct CaptureStream
+{
+	LogicalDecodingContext *ctx;
+	ChangeBatch *batch;			/* where decoded records go */
+	XLogRecPtr	confirmed;		/* last position confirmed */
+	TimestampTz saved_at;		/* last time the slot was saved to disk */
+} CaptureStream;
+
+typedef enum SlotState
+{
+	SLOT_READY,					/* exists and can be read */
+	SLOT_CREATED,				/* did not exist: created now */
+	SLOT_RECREATED				/* was invalidated: dropped and created */
+} SlotState;
+
+extern SlotState cdc_prepare_slot(const char *slot_name, void (*waiting) (void));
+extern CaptureStream *cdc_open(const char *slot_name, List *options, ChangeBatch *batch);
+extern bool cdc_read(CaptureStream *stream, int max_changes, int timeout_ms);
+extern XLogRecPtr cdc_position(CaptureStream *stream);
+extern void cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms);
+extern void cdc_close(CaptureStream *stream, bool drop_slot);
+
+#endif							/* FLUSSO_CDC_DECODE_H */

@@ -1,0 +1,253 @@
+/*-------------------------------------------------------------------------
+ *
+ * launcher.c
+ *	  The "flusso launcher" background worker: starts one worker per
+ *	  database that has flusso and at least one index, and restarts it when
+ *	  it exits.
+ *
+ * The launcher connects to no database, so it cannot read their catalogs.
+ * SQL functions tell it about their database through shared memory (at
+ * commit, see hooks.c); after a server restart it sends a short-lived probe
+ * into every database that allows connections and is not a template, one
+ * at a time, and re-probes databases without a worker now and then (a
+ * restore may have loaded definitions without calling a function).  It
+ * never stays connected to anything, so CREATE DATABASE is never blocked.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "flusso.h"
+#include "worker/shared.h"
+#include "worker/worker.h"
+
+/* how long to wait before restarting a worker that exited */
+#define RESTART_DELAY_MS 1000
+/* how often to look again at a database that has no worker */
+#define REPROBE_INTERVAL_MS 60000
+#define LAUNCHER_NAPTIME_MS 1000
+
+static BackgroundWorkerHandle *workers[FLUSSO_MAX_DATABASES];
+static BackgroundWorkerHandle *probes[FLUSSO_MAX_DATABASES];
+
+/* Register the launcher; from _PG_init while preloading. */
+void
+launcher_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	strlcpy(worker.bgw_library_name, "flusso", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "flusso_launcher_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "flusso launcher", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "flusso launcher", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+/* Every database a probe may connect to: not a template, connections allowed. */
+static void
+list_databases(void)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
+		DatabaseEntry *entry;
+
+		if (db->datistemplate || !db->datallowconn)
+			continue;
+		entry = shared_database(db->oid, true);
+		if (entry && !entry->wanted)
+			entry->probe = true;
+	}
+	flusso_shared->databases_listed = true;
+	LWLockRelease(flusso_shared->lock);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/* Is the database still there, and may we connect to it? */
+static bool
+database_usable(Oid dboid)
+{
+	HeapTuple	tuple;
+	bool		usable = false;
+
+	StartTransactionCommand();
+	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
+
+		usable = db->datallowconn && !db->datistemplate;
+		ReleaseSysCache(tuple);
+	}
+	CommitTransactionCommand();
+	return usable;
+}
+
+static BackgroundWorkerHandle *
+start_worker(int index, Oid dboid, bool probe)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	worker.bgw_main_arg = Int32GetDatum(index);
+	worker.bgw_notify_pid = MyProcPid;
+	strlcpy(worker.bgw_library_name, "flusso", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, probe ? "flusso_probe_main" : "flusso_worker_main",
+			BGW_MAXLEN);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "%s for database %u",
+			 probe ? "flusso probe" : "flusso worker", dboid);
+	strlcpy(worker.bgw_type, probe ? "flusso probe" : "flusso worker", BGW_MAXLEN);
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("flusso could not start a background worker for database %u", dboid),
+				 errhint("Raise max_worker_processes.")));
+		return NULL;
+	}
+	return handle;
+}
+
+static bool
+running(BackgroundWorkerHandle **handle)
+{
+	pid_t		pid;
+
+	if (*handle == NULL)
+		return false;
+	if (GetBackgroundWorkerPid(*handle, &pid) == BGWH_STOPPED)
+	{
+		pfree(*handle);
+		*handle = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* One pass over the databases: start what should run. */
+static void
+launch(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	bool		probing = false;
+
+	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
+		probing |= running(&probes[i]);
+
+	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
+	{
+		DatabaseEntry *entry = &flusso_shared->databases[i];
+		Oid			dboid;
+		bool		wanted,
+					probe;
+		TimestampTz hold_until,
+					probed_at;
+		bool		was_running = workers[i] != NULL;
+
+		LWLockAcquire(flusso_shared->lock, LW_SHARED);
+		dboid = entry->dboid;
+		wanted = entry->wanted;
+		probe = entry->probe;
+		hold_until = entry->hold_until;
+		probed_at = entry->probed_at;
+		LWLockRelease(flusso_shared->lock);
+
+		if (!OidIsValid(dboid) || running(&workers[i]) || running(&probes[i]))
+			continue;
+		if (was_running)
+		{
+			/* it exited: give it a moment before it starts again */
+			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+			entry->hold_until = Max(entry->hold_until,
+									TimestampTzPlusMilliseconds(now, RESTART_DELAY_MS));
+			LWLockRelease(flusso_shared->lock);
+			continue;
+		}
+		if (!database_usable(dboid))
+		{
+			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+			memset(entry, 0, sizeof(DatabaseEntry));
+			LWLockRelease(flusso_shared->lock);
+			continue;
+		}
+		if (wanted && now >= hold_until)
+			workers[i] = start_worker(i, dboid, false);
+		else if (!wanted && !probing &&
+				 (probe || TimestampDifferenceExceeds(probed_at, now, REPROBE_INTERVAL_MS)))
+		{
+			probes[i] = start_worker(i, dboid, true);
+			probing = probes[i] != NULL;
+		}
+	}
+}
+
+/* Entry point of "flusso launcher". */
+void
+flusso_launcher_main(Datum arg)
+{
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	flusso_shared->launcher_pid = MyProcPid;
+	flusso_shared->launcher_latch = MyLatch;
+	LWLockRelease(flusso_shared->lock);
+
+	if (!flusso_shared->databases_listed)
+		list_databases();
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		launch();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 LAUNCHER_NAPTIME_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

@@ -1,0 +1,120 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared.c
+ *	  Allocation of flusso's shared memory, and the small operations on it
+ *	  that the launcher, the workers and the SQL functions share.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "worker/shared.h"
+
+FlussoShared *flusso_shared = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+request_shared(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(FlussoShared)));
+	RequestNamedLWLockTranche("flusso", 1);
+}
+
+static void
+startup_shared(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	flusso_shared = ShmemInitStruct("flusso", sizeof(FlussoShared), &found);
+	if (!found)
+	{
+		memset(flusso_shared, 0, sizeof(FlussoShared));
+		flusso_shared->lock = &(GetNamedLWLockTranche("flusso"))->lock;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* From _PG_init, when loaded through shared_preload_libraries. */
+void
+shared_install_hooks(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = request_shared;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = startup_shared;
+}
+
+/*
+ * The entry of a database; with create, a free entry is claimed for it.
+ * The caller holds flusso_shared->lock exclusively when create is true.
+ * NULL when not found, or when every entry is taken.
+ */
+DatabaseEntry *
+shared_database(Oid dboid, bool create)
+{
+	DatabaseEntry *free_entry = NULL;
+
+	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
+	{
+		DatabaseEntry *entry = &flusso_shared->databases[i];
+
+		if (entry->dboid == dboid)
+			return entry;
+		if (entry->dboid == InvalidOid && free_entry == NULL)
+			free_entry = entry;
+	}
+	if (!create || free_entry == NULL)
+		return NULL;
+	memset(free_entry, 0, sizeof(DatabaseEntry));
+	free_entry->dboid = dboid;
+	return free_entry;
+}
+
+void
+shared_wake_launcher(void)
+{
+	Latch	   *latch = flusso_shared ? flusso_shared->launcher_latch : NULL;
+
+	if (latch)
+		SetLatch(latch);
+}
+
+/* Remember an error for flusso_status(); the caller holds the lock. */
+void
+shared_record_error(DatabaseEntry *entry, const char *message)
+{
+	strlcpy(entry->last_error, message, FLUSSO_ERROR_LEN);
+	entry->last_error_at = GetCurrentTimestamp();
+}
+
+const char *
+phase_name(IndexPhase phase)
+{
+	switch (phase)
+	{
+		case PHASE_IDLE:
+			return "idle";
+		case PHASE_SNAPSHOT:
+			return "snapshot";
+		case PHASE_LIVE:
+			return "live";
+		case PHASE_ERROR:
+			return "error";
+	}
+	return "idle";
+}

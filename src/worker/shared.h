@@ -1,0 +1,90 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared.h
+ *	  flusso's shared memory: the launcher, one entry per database it knows
+ *	  of (worker, requests, progress, errors), and per-index status.
+ *
+ * Every field is read and written under FlussoShared->lock, except the
+ * latches, which are set without it.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_WORKER_SHARED_H
+#define FLUSSO_WORKER_SHARED_H
+
+#include "access/xlogdefs.h"
+#include "datatype/timestamp.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+#define FLUSSO_MAX_DATABASES	32
+#define FLUSSO_MAX_INDEXES		64
+#define FLUSSO_ERROR_LEN		512
+
+/* The phases an index goes through; the names are flusso_status()'s. */
+typedef enum IndexPhase
+{
+	PHASE_IDLE,					/* nothing to do yet */
+	PHASE_SNAPSHOT,				/* seeding */
+	PHASE_LIVE,					/* following changes */
+	PHASE_ERROR					/* stopped, see error */
+} IndexPhase;
+
+typedef struct IndexStatus
+{
+	char		name[NAMEDATALEN];
+	IndexPhase	phase;
+	int64		snapshot_done;
+	int64		snapshot_total;
+	char		error[FLUSSO_ERROR_LEN];
+} IndexStatus;
+
+typedef struct DatabaseEntry
+{
+	Oid			dboid;			/* InvalidOid: a free entry */
+	bool		wanted;			/* has flusso and an index: run a worker */
+	bool		probe;			/* launcher should look at this database */
+	TimestampTz probed_at;
+	TimestampTz hold_until;		/* launcher starts no worker before */
+
+	/* the worker */
+	pid_t		worker_pid;
+	Latch	   *worker_latch;
+	bool		stop_requested; /* release the slot and exit */
+	bool		drop_requested; /* drop the slot and exit: nothing left */
+	char		state[64];		/* what it is doing, in words */
+
+	/* progress */
+	XLogRecPtr	confirmed_lsn;
+	TimestampTz oldest_unapplied; /* commit time, 0 when all applied */
+	int64		changes_captured;
+	int64		documents_written;
+	int64		batches;
+	char		last_error[FLUSSO_ERROR_LEN];
+	TimestampTz last_error_at;
+
+	int			nindexes;
+	IndexStatus indexes[FLUSSO_MAX_INDEXES];
+} DatabaseEntry;
+
+typedef struct FlussoShared
+{
+	LWLock	   *lock;
+	pid_t		launcher_pid;
+	Latch	   *launcher_latch;
+	bool		databases_listed;	/* launcher probed every database once */
+	DatabaseEntry databases[FLUSSO_MAX_DATABASES];
+} FlussoShared;
+
+extern FlussoShared *flusso_shared;
+
+extern void shared_request(void);
+extern void shared_install_hooks(void);
+extern DatabaseEntry *shared_database(Oid dboid, bool create);
+extern void shared_wake_launcher(void);
+extern void shared_record_error(DatabaseEntry *entry, const char *message);
+extern const char *phase_name(IndexPhase phase);
+
+#endif							/* FLUSSO_WORKER_SHARED_H */

@@ -1,0 +1,424 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The per-database worker: owns the database's slot, decodes batches of
+ *	  changes, applies them, and only then confirms the slot.
+ *
+ * One worker per database, started by the launcher; the slot is acquired
+ * exclusively, so two workers can never consume it.  Before reading
+ * anything the worker creates the slot if it is missing (reporting
+ * "waiting for a consistent point" while older transactions hold that up),
+ * and re-creates it if it was invalidated: then changes may have been lost,
+ * which is reported loudly and every index is marked for re-seeding.
+ *
+ * Each turn of the loop: check the extension and its indexes still exist,
+ * decode up to flusso.batch_size changes or flusso.batch_timeout, apply
+ * them in one transaction (after waiting for every committed transaction
+ * of the batch to be visible), confirm the slot up to the reader's
+ * position, and sleep on the latch when caught up.  An error ends the
+ * worker after recording it; the launcher starts it again, and nothing
+ * applied in the failed batch was confirmed.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "replication/slot.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "cdc/decode.h"
+#include "flusso.h"
+#include "sink/capture_log.h"
+#include "worker/shared.h"
+#include "worker/worker.h"
+
+static DatabaseEntry *my_entry = NULL;
+static char *my_database = NULL;	/* name, read once in a transaction */
+
+static void
+set_state(const char *state)
+{
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	strlcpy(my_entry->state, state, sizeof(my_entry->state));
+	LWLockRelease(flusso_shared->lock);
+	pgstat_report_activity(STATE_RUNNING, state);
+}
+
+static void
+report_waiting(void)
+{
+	set_state("waiting for a consistent point");
+}
+
+static void
+forget_worker(int code, Datum arg)
+{
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	if (my_entry->worker_pid == MyProcPid)
+	{
+		my_entry->worker_pid = 0;
+		my_entry->worker_latch = NULL;
+		strlcpy(my_entry->state, "stopped", sizeof(my_entry->state));
+	}
+	LWLockRelease(flusso_shared->lock);
+	shared_wake_launcher();
+}
+
+/*
+ * Does the database still have flusso and at least one index?  Refreshes
+ * the index list of the status on the way.
+ */
+static bool
+database_wants_worker(IndexPhase phase)
+{
+	bool		wanted = false;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (OidIsValid(get_extension_oid("flusso", true)))
+	{
+		SPI_connect();
+		if (SPI_execute("SELECT name FROM flusso.index ORDER BY name", true,
+						FLUSSO_MAX_INDEXES) != SPI_OK_SELECT)
+			elog(ERROR, "could not read flusso.index");
+		wanted = SPI_processed > 0;
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		my_entry->nindexes = (int) SPI_processed;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			IndexStatus *status = &my_entry->indexes[i];
+			char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+			if (strcmp(status->name, name) != 0)
+			{
+				memset(status, 0, sizeof(IndexStatus));
+				strlcpy(status->name, name, NAMEDATALEN);
+			}
+			if (status->phase != PHASE_ERROR)
+				status->phase = phase;
+		}
+		LWLockRelease(flusso_shared->lock);
+		SPI_finish();
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return wanted;
+}
+
+/* The slot was lost: say so, and have every index seeded again. */
+static void
+report_lost_slot(const char *slot_name)
+{
+	char	   *message = psprintf("replication slot \"%s\" was missing or invalidated and has been created again; changes made meanwhile may be lost, so every index will be seeded again",
+								   slot_name);
+
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("%s", message)));
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	shared_record_error(my_entry, message);
+	LWLockRelease(flusso_shared->lock);
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
+	if (SPI_execute("UPDATE flusso.index SET needs_seed = true", false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not mark flusso indexes for re-seeding");
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/*
+ * Did this database ever have a slot?  flusso.stream remembers its creation,
+ * so a slot that is missing later was lost, not never made.
+ */
+static bool
+slot_existed_before(void)
+{
+	bool		existed;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
+	if (SPI_execute("SELECT 1 FROM flusso.stream", true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.stream");
+	existed = SPI_processed > 0;
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return existed;
+}
+
+static void
+remember_slot(const char *slot_name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(slot_name)};
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO flusso.stream (slot_name) VALUES ($1) "
+							  "ON CONFLICT (slot_name) DO UPDATE SET created_at = pg_catalog.now()",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the flusso slot");
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/* Test hook: crash once between a batch's commit and its confirmation. */
+static void
+maybe_crash_after_flush(void)
+{
+	struct stat st;
+
+	if (flusso_test_crash_file == NULL || flusso_test_crash_file[0] == '\0')
+		return;
+	if (stat(flusso_test_crash_file, &st) != 0)
+		return;
+	unlink(flusso_test_crash_file);
+	elog(PANIC, "flusso: crash injected between flush and confirm (%s)",
+		 flusso_test_crash_file);
+}
+
+/*
+ * Apply a batch in one transaction.  Every transaction it came from has
+ * committed, but a commit is decoded before it leaves the proc array:
+ * wait for each, so that what is read next sees its changes.
+ */
+static void
+apply_batch(ChangeBatch *batch)
+{
+	int			nxids;
+	TransactionId *xids = batch_xids(batch, &nxids);
+	ThinChange	change;
+	int64		applied = 0;
+
+	StartTransactionCommand();
+	for (int i = 0; i < nxids; i++)
+		XactLockTableWait(xids[i], NULL, NULL, XLTW_None);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
+
+	batch_begin_scan(batch);
+	while (batch_next(batch, &change))
+	{
+		if (flusso_capture_log)
+			capture_log_write(&change);
+		applied++;
+	}
+
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	maybe_crash_after_flush();
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	my_entry->changes_captured += batch->nreceived;
+	my_entry->documents_written += applied;
+	my_entry->batches++;
+	LWLockRelease(flusso_shared->lock);
+}
+
+static void
+publish_progress(CaptureStream *stream, ChangeBatch *batch)
+{
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	my_entry->confirmed_lsn = stream->confirmed;
+	my_entry->oldest_unapplied = batch->oldest_commit;
+	LWLockRelease(flusso_shared->lock);
+}
+
+/* Stop when asked to, dropping the slot when nothing needs it any more. */
+static void
+maybe_stop(CaptureStream *stream)
+{
+	bool		drop;
+	bool		stop;
+
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	drop = my_entry->drop_requested;
+	stop = my_entry->stop_requested;
+	LWLockRelease(flusso_shared->lock);
+
+	if (!drop && !stop && database_wants_worker(PHASE_LIVE))
+		return;
+	cdc_close(stream, !stop);
+	ereport(LOG,
+			(errmsg("flusso worker for database \"%s\" stopping%s", my_database,
+					stop ? "" : " and dropping its slot: no index is left")));
+	proc_exit(0);
+}
+
+static void
+run(void)
+{
+	char	   *slot_name = psprintf(FLUSSO_SLOT_FORMAT, MyDatabaseId);
+	MemoryContext context = AllocSetContextCreate(TopMemoryContext, "flusso worker",
+												  ALLOCSET_DEFAULT_SIZES);
+	ChangeBatch *batch;
+	CaptureStream *stream;
+	List	   *options;
+	SlotState	slot_state;
+	bool		existed = slot_existed_before();
+
+	MemoryContextSwitchTo(context);
+	StartTransactionCommand();
+	my_database = MemoryContextStrdup(context, get_database_name(MyDatabaseId));
+	CommitTransactionCommand();
+	if (!database_wants_worker(PHASE_IDLE))
+		proc_exit(0);
+
+	slot_state = cdc_prepare_slot(slot_name, report_waiting);
+	if (slot_state == SLOT_RECREATED || (slot_state == SLOT_CREATED && existed))
+		report_lost_slot(slot_name);
+	if (slot_state != SLOT_READY)
+		remember_slot(slot_name);
+
+	options = list_make1(makeDefElem("publication",
+									 (Node *) makeString(pstrdup(flusso_publication)), -1));
+	batch = batch_create(context, (Size) flusso_work_mem * 1024);
+	stream = cdc_open(slot_name, options, batch);
+	set_state("streaming");
+
+	for (;;)
+	{
+		bool		more;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		maybe_stop(stream);
+
+		more = cdc_read(stream, flusso_batch_size, flusso_batch_timeout);
+		if (!batch_is_empty(batch))
+		{
+			publish_progress(stream, batch);
+			apply_batch(batch);
+			batch_reset(batch);
+		}
+		cdc_confirm(stream, cdc_position(stream), flusso_slot_save_interval);
+		publish_progress(stream, batch);
+
+		if (!more)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 flusso_naptime, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+	}
+}
+
+/* Entry point of "flusso worker"; arg is the database's entry index. */
+void
+flusso_worker_main(Datum arg)
+{
+	int			index = DatumGetInt32(arg);
+	Oid			dboid;
+
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	my_entry = &flusso_shared->databases[index];
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	dboid = my_entry->dboid;
+	my_entry->worker_pid = MyProcPid;
+	my_entry->worker_latch = MyLatch;
+	my_entry->stop_requested = false;
+	my_entry->drop_requested = false;
+	strlcpy(my_entry->state, "starting", sizeof(my_entry->state));
+	LWLockRelease(flusso_shared->lock);
+	before_shmem_exit(forget_worker, (Datum) 0);
+
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "flusso worker");
+	/* acknowledged work must be on disk: commit locally before confirming */
+	SetConfigOption("synchronous_commit", "local", PGC_SUSET, PGC_S_OVERRIDE);
+
+	PG_TRY();
+	{
+		run();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		shared_record_error(my_entry, edata->message);
+		LWLockRelease(flusso_shared->lock);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Entry point of "flusso probe": does this database have flusso and an
+ * index?  Connects, looks, records the answer and exits.
+ */
+void
+flusso_probe_main(Datum arg)
+{
+	int			index = DatumGetInt32(arg);
+	bool		wanted = false;
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	my_entry = &flusso_shared->databases[index];
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	my_entry->probe = false;
+	my_entry->probed_at = GetCurrentTimestamp();
+	LWLockRelease(flusso_shared->lock);
+
+	BackgroundWorkerInitializeConnectionByOid(my_entry->dboid, InvalidOid, 0);
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (OidIsValid(get_extension_oid("flusso", true)))
+	{
+		SPI_connect();
+		if (SPI_execute("SELECT 1 FROM flusso.index", true, 1) == SPI_OK_SELECT)
+			wanted = SPI_processed > 0;
+		SPI_finish();
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	my_entry->wanted = wanted;
+	LWLockRelease(flusso_shared->lock);
+	shared_wake_launcher();
+	proc_exit(0);
+}
