@@ -16,8 +16,10 @@ MODULE_big = flusso
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 EXTENSION = flusso
 DATA = sql/flusso--0.1.0.sql
-# -MMD: rebuild what includes a header when the header changes
-PG_CPPFLAGS = -I$(srcdir)/src -MMD -MP
+PG_CPPFLAGS = -I$(srcdir)/src
+# rebuild what includes a header when the header changes (CFLAGS only: the
+# JIT bitcode build would overwrite the dependency files)
+PG_CFLAGS = -MMD -MP
 SHLIB_LINK = -lyaml
 EXTRA_CLEAN = $(OBJS:.o=.d)
 

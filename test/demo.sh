@@ -42,6 +42,7 @@ start() {
 		echo "port = $port"
 		echo "listen_addresses = ''"
 		echo "unix_socket_directories = '$dir'"
+		echo "flusso.capture_log = on"
 	} | as_cluster_user tee -a "$data/postgresql.conf" >/dev/null
 	as_cluster_user "$PG_BINDIR/pg_ctl" -D "$data" -l "$dir/server.log" -w start >/dev/null
 
@@ -78,6 +79,38 @@ fields:
     fields: []');
 SQL
 
+	echo "== provisioning: replica identities and the publication"
+	psql_demo -U postgres -d library -c 'SELECT action, applied, blocker FROM flusso_provision()'
+
+	echo "== waiting for the flusso worker to stream"
+	for _ in $(seq 1 100); do
+		state=$(psql_demo -U postgres -d library -At -c \
+			"SELECT query FROM pg_stat_activity WHERE backend_type = 'flusso worker'")
+		[ "$state" = streaming ] && break
+		sleep 0.2
+	done
+	psql_demo -U postgres -d library -c \
+		'SELECT index, phase, worker_pid IS NOT NULL AS worker, slot, lag_bytes FROM flusso_status()'
+
+	echo "== live changes: a review moves to another book, a loan ends, a book arrives"
+	psql_demo -U postgres -d library <<SQL
+UPDATE reviews SET book_id = 3 WHERE id = 2;
+DELETE FROM loans WHERE id = 3;
+INSERT INTO books (id, isbn, title, language) VALUES (5, '978-0-00-000005-0', 'If on a winter''s night a traveler', 'en');
+INSERT INTO book_authors VALUES (5, 1, 1);
+SQL
+	for _ in $(seq 1 100); do
+		n=$(psql_demo -U postgres -d library -At -c 'SELECT count(*) FROM flusso.capture_log')
+		[ "$n" -ge 4 ] && break
+		sleep 0.2
+	done
+	psql_demo -U postgres -d library <<SQL
+\echo '-- what the worker captured (flusso.capture_log), old and new keys:'
+SELECT relid::regclass AS "table", op, old_key, new_key FROM flusso.capture_log ORDER BY commit_lsn, id;
+\echo '-- flusso_status() after the changes:'
+SELECT index, phase, changes_captured, batches, confirmed_lsn IS NOT NULL AS confirmed FROM flusso_status();
+SQL
+
 	cat <<EOF2
 
 The demo cluster is running.
@@ -85,9 +118,9 @@ The demo cluster is running.
   log:      $dir/server.log
   stop:     make demo-stop
 
-Seeding documents and following live changes arrive with the worker
-(capture, documents and snapshot issues); this build defines and validates
-indexes and derives their OpenSearch mappings.
+This build captures every change of the tables the indexes read (what
+flusso.capture_log shows); building the documents from them and seeding
+the rows that existed before are the next pieces of work.
 EOF2
 }
 

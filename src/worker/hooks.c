@@ -65,6 +65,7 @@ apply_request(XactEvent event, void *arg)
 			entry->wanted = true;
 			entry->drop_requested = false;
 			entry->hold_until = 0;
+			entry->failures = 0;
 		}
 		else if (entry)
 		{

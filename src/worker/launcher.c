@@ -40,8 +40,13 @@
 #include "worker/shared.h"
 #include "worker/worker.h"
 
-/* how long to wait before restarting a worker that exited */
+/*
+ * How long to wait before restarting a worker that exited: one second,
+ * doubling with every exit that came before it streamed, up to a minute,
+ * so that a worker failing at start does not flood the log.
+ */
 #define RESTART_DELAY_MS 1000
+#define RESTART_DELAY_MAX_MS 60000
 /* how often to look again at a database that has no worker */
 #define REPROBE_INTERVAL_MS 60000
 #define LAUNCHER_NAPTIME_MS 1000
@@ -195,10 +200,13 @@ launch(void)
 			continue;
 		if (was_running)
 		{
-			/* it exited: give it a moment before it starts again */
+			int			delay;
+
 			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+			delay = RESTART_DELAY_MS << Min(entry->failures, 6);
+			entry->failures++;
 			entry->hold_until = Max(entry->hold_until,
-									TimestampTzPlusMilliseconds(now, RESTART_DELAY_MS));
+									TimestampTzPlusMilliseconds(now, Min(delay, RESTART_DELAY_MAX_MS)));
 			LWLockRelease(flusso_shared->lock);
 			continue;
 		}

@@ -48,6 +48,7 @@ typedef struct DatabaseEntry
 	bool		probe;			/* launcher should look at this database */
 	TimestampTz probed_at;
 	TimestampTz hold_until;		/* launcher starts no worker before */
+	int			failures;		/* exits since the worker last streamed */
 
 	/* the worker */
 	pid_t		worker_pid;

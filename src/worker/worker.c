@@ -307,6 +307,9 @@ run(void)
 	batch = batch_create(context, (Size) flusso_work_mem * 1024);
 	stream = cdc_open(slot_name, options, batch);
 	set_state("streaming");
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	my_entry->failures = 0;
+	LWLockRelease(flusso_shared->lock);
 
 	for (;;)
 	{

@@ -98,6 +98,12 @@ ok( $node->poll_query_until(
 	'unpublished traffic is confirmed');
 is($node->safe_psql('app', q{SELECT phase FROM flusso_status()}), 'live',
 	'flusso_status shows the index live');
+is( $node->safe_psql(
+		'app', q{SELECT s.worker_pid = a.pid AND s.slot = 'flusso_' || d.oid
+				 AND s.changes_captured >= 100 AND s.batches >= 1 AND s.lag_bytes >= 0
+				 FROM flusso_status() s, pg_stat_activity a, pg_database d
+				 WHERE a.backend_type = 'flusso worker' AND d.datname = current_database()}),
+	't', 'flusso_status shows the worker, its slot and its counters');
 
 # SIGKILL of the worker restarts the whole cluster; nothing is lost.
 $node->safe_psql('app', 'INSERT INTO items SELECT i, 0 FROM generate_series(101, 200) i');
