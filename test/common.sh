@@ -15,3 +15,22 @@ else
 	CLUSTER_USER=$(id -un)
 	as_cluster_user() { "$@"; }
 fi
+
+# start_cluster DIR PORT [SETTING...]: create a throwaway cluster in DIR/data
+# with test/flusso.conf and the given settings, listening only on a Unix
+# socket in DIR, and start it (log in DIR/server.log).
+start_cluster() {
+	local dir=$1 port=$2
+	shift 2
+	mkdir -p "$dir"
+	[ "$(id -u)" -eq 0 ] && chown "$CLUSTER_USER": "$dir"
+	as_cluster_user "$PG_BINDIR/initdb" -D "$dir/data" -A trust -U postgres >/dev/null
+	{
+		cat "$FLUSSO_ROOT/test/flusso.conf"
+		echo "port = $port"
+		echo "listen_addresses = ''"
+		echo "unix_socket_directories = '$dir'"
+		printf '%s\n' "$@"
+	} | as_cluster_user tee -a "$dir/data/postgresql.conf" >/dev/null
+	as_cluster_user "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
+}

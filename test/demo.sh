@@ -33,18 +33,9 @@ start() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$FLUSSO_ROOT"/test/fixtures/* "$dir/"
-	[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$dir"
-
+	chmod a+r "$dir"/*
 	echo "== creating a cluster in $data"
-	as_cluster_user "$PG_BINDIR/initdb" -D "$data" -A trust -U postgres >/dev/null
-	{
-		cat "$FLUSSO_ROOT/test/flusso.conf"
-		echo "port = $port"
-		echo "listen_addresses = ''"
-		echo "unix_socket_directories = '$dir'"
-		echo "flusso.capture_log = on"
-	} | as_cluster_user tee -a "$data/postgresql.conf" >/dev/null
-	as_cluster_user "$PG_BINDIR/pg_ctl" -D "$data" -l "$dir/server.log" -w start >/dev/null
+	start_cluster "$dir" "$port" "flusso.capture_log = on"
 
 	echo "== loading the library sample (test/fixtures)"
 	psql_demo -U postgres -d postgres -c 'CREATE DATABASE library'

@@ -21,7 +21,6 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
@@ -32,9 +31,8 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/resowner.h"
 
+#include "check/attempt.h"
 #include "check/environment.h"
 #include "check/identity.h"
 #include "check/publication.h"
@@ -70,46 +68,20 @@ emit(Provisioner *p, const char *action, const char *sql, bool applied,
 	tuplestore_putvalues(p->rsinfo->setResult, p->rsinfo->setDesc, values, nulls);
 }
 
-/*
- * Run one statement in a subtransaction under a short lock_timeout.  On
- * failure the subtransaction is rolled back and *failure says why.
- */
-static bool
-run_ddl(const char *sql, char **failure)
+/* One statement, under a short lock_timeout that ends with it. */
+static void
+run_statement(void *arg)
 {
-	MemoryContext context = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	bool		ok = true;
+	const char *sql = arg;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(context);
-	PG_TRY();
-	{
-		/* GUC_ACTION_SAVE: reverted when the subtransaction ends */
-		(void) set_config_option("lock_timeout", PROVISION_LOCK_TIMEOUT,
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-								 true, 0, false);
-		SPI_connect();
-		if (SPI_execute(sql, false, 0) < 0)
-			elog(ERROR, "could not run \"%s\"", sql);
-		SPI_finish();
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(context);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		*failure = edata->message;
-		ok = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(context);
-	CurrentResourceOwner = owner;
-	return ok;
+	/* GUC_ACTION_SAVE: reverted when attempt()'s subtransaction ends */
+	(void) set_config_option("lock_timeout", PROVISION_LOCK_TIMEOUT,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	SPI_connect();
+	if (SPI_execute(sql, false, 0) < 0)
+		elog(ERROR, "could not run \"%s\"", sql);
+	SPI_finish();
 }
 
 /* Apply sql unless blocker is set; emit the row either way. */
@@ -118,7 +90,7 @@ apply(Provisioner *p, const char *action, const char *sql, const char *blocker)
 {
 	char	   *failure = NULL;
 
-	if (blocker == NULL && run_ddl(sql, &failure))
+	if (blocker == NULL && attempt(run_statement, (void *) sql, &failure))
 	{
 		emit(p, action, sql, true, NULL);
 		return true;

@@ -16,18 +16,16 @@
 #include "access/htup_details.h"
 #include "access/sysattr.h"
 #include "access/table.h"
-#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/resowner.h"
 #include "utils/syscache.h"
 
+#include "check/attempt.h"
 #include "check/tables.h"
 #include "check/types.h"
 #include "schema/names.h"
@@ -291,6 +289,23 @@ check_geo(WalkContext *cx, TableUse *table, const SchemaField *field)
 	}
 }
 
+typedef struct ValueInput
+{
+	const char *value;
+	Oid			type;
+} ValueInput;
+
+static void
+read_value(void *arg)
+{
+	ValueInput *input = arg;
+	Oid			function;
+	Oid			ioparam;
+
+	getTypeInputInfo(input->type, &function, &ioparam);
+	(void) OidInputFunctionCall(function, (char *) input->value, ioparam, -1);
+}
+
 /*
  * Would value be accepted by the column type's input function?  Filter
  * values are bound as text and cast, so a bad one would fail every build.
@@ -298,35 +313,9 @@ check_geo(WalkContext *cx, TableUse *table, const SchemaField *field)
 static bool
 value_parses(const char *value, Oid type, char **problem)
 {
-	MemoryContext context = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	Oid			input;
-	Oid			ioparam;
-	bool		ok = true;
+	ValueInput	input = {value, type};
 
-	getTypeInputInfo(type, &input, &ioparam);
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(context);
-	PG_TRY();
-	{
-		(void) OidInputFunctionCall(input, (char *) value, ioparam, -1);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(context);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		*problem = edata->message;
-		ok = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(context);
-	CurrentResourceOwner = owner;
-	return ok;
+	return attempt(read_value, &input, problem);
 }
 
 /* filters at list_path, e.g. "fields[2] (has_many x).filters" */

@@ -21,18 +21,7 @@ bench_stop() {
 
 bench_start() {
 	bench_stop
-	mkdir -p "$BENCH_DIR"
-	[ "$(id -u)" -eq 0 ] && chown "$CLUSTER_USER": "$BENCH_DIR"
-	as_cluster_user "$PG_BINDIR/initdb" -D "$BENCH_DIR/data" -A trust -U postgres >/dev/null
-	{
-		cat "$FLUSSO_ROOT/test/flusso.conf"
-		echo "port = $BENCH_PORT"
-		echo "listen_addresses = ''"
-		echo "unix_socket_directories = '$BENCH_DIR'"
-		echo "shared_buffers = 512MB"
-		echo "max_wal_size = 4GB"
-		echo "synchronous_commit = off"
-	} | as_cluster_user tee -a "$BENCH_DIR/data/postgresql.conf" >/dev/null
-	as_cluster_user "$PG_BINDIR/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w start >/dev/null
+	start_cluster "$BENCH_DIR" "$BENCH_PORT" "shared_buffers = 512MB" \
+		"max_wal_size = 4GB" "synchronous_commit = off"
 	trap bench_stop EXIT
 }
