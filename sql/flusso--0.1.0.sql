@@ -154,3 +154,14 @@ GRANT EXECUTE ON FUNCTION flusso_change_text(bytea) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_change(bytea) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_status() TO flusso_admin;
 GRANT SELECT ON flusso_indexes TO flusso_admin;
+
+-- Tell the launcher about this database when CREATE EXTENSION commits: a
+-- restore brings index definitions without calling flusso_create_index.
+CREATE FUNCTION flusso_register_database()
+RETURNS void
+AS 'MODULE_PATHNAME', 'flusso_register_database'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION flusso_register_database()
+	IS 'internal: have the flusso launcher look at this database at commit';
+REVOKE ALL ON FUNCTION flusso_register_database() FROM PUBLIC;
+SELECT flusso_register_database();

@@ -177,8 +177,11 @@ cdc_position(CaptureStream *stream)
 
 /*
  * Confirm that everything before lsn has been applied.  The slot may then
- * free WAL and catalog rows older than that; it is written to disk at most
- * every save_interval_ms (a crash redelivers at most the unsaved tail).
+ * free WAL and catalog rows older than that.  It is marked dirty, so that a
+ * checkpoint writes it too, and written to disk at most every
+ * save_interval_ms: a crash redelivers at most the changes confirmed since.
+ * Call this on every turn, also when nothing new was confirmed, so that a
+ * confirmation is saved even when the stream goes quiet after it.
  */
 void
 cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms)
@@ -188,13 +191,16 @@ cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms)
 	if (lsn > stream->confirmed)
 	{
 		LogicalConfirmReceivedLocation(lsn);
+		ReplicationSlotMarkDirty();
 		stream->confirmed = lsn;
-		if (TimestampDifferenceExceeds(stream->saved_at, now, save_interval_ms))
-		{
-			ReplicationSlotMarkDirty();
-			ReplicationSlotSave();
-			stream->saved_at = now;
-		}
+		stream->unsaved = true;
+	}
+	if (stream->unsaved &&
+		TimestampDifferenceExceeds(stream->saved_at, now, save_interval_ms))
+	{
+		ReplicationSlotSave();
+		stream->saved_at = now;
+		stream->unsaved = false;
 	}
 }
 

@@ -19,6 +19,7 @@ typedef struct CaptureStream
 	LogicalDecodingContext *ctx;
 	ChangeBatch *batch;			/* where decoded records go */
 	XLogRecPtr	confirmed;		/* last position confirmed */
+	bool		unsaved;		/* confirmed since the slot was last saved */
 	TimestampTz saved_at;		/* last time the slot was saved to disk */
 } CaptureStream;
 

@@ -24,6 +24,7 @@
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/timestamp.h"
 
@@ -38,6 +39,7 @@
 typedef enum PendingRequest
 {
 	REQUEST_NONE,
+	REQUEST_PROBE,				/* flusso was installed: look at the database */
 	REQUEST_WORKER,				/* an index exists: run a worker */
 	REQUEST_STOP				/* nothing left: drop the slot and stop */
 } PendingRequest;
@@ -60,8 +62,14 @@ apply_request(XactEvent event, void *arg)
 	{
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		entry = shared_database(MyDatabaseId, true);
-		if (entry && pending == REQUEST_WORKER)
+		if (entry && pending == REQUEST_PROBE)
 		{
+			entry->has_extension = true;
+			entry->probe = true;
+		}
+		else if (entry && pending == REQUEST_WORKER)
+		{
+			entry->has_extension = true;
 			entry->wanted = true;
 			entry->drop_requested = false;
 			entry->hold_until = 0;
@@ -69,6 +77,7 @@ apply_request(XactEvent event, void *arg)
 		}
 		else if (entry)
 		{
+			entry->has_extension = false;
 			entry->wanted = false;
 			entry->drop_requested = true;
 			worker_latch = entry->worker_latch;
@@ -85,6 +94,32 @@ apply_request(XactEvent event, void *arg)
 	pending = REQUEST_NONE;
 }
 
+static void
+request_at_commit(PendingRequest request)
+{
+	if (!callback_registered)
+	{
+		RegisterXactCallback(apply_request, NULL);
+		callback_registered = true;
+	}
+	pending = request;
+}
+
+/*
+ * flusso_register_database(), called by the install script: CREATE
+ * EXTENSION has the launcher look at the database at commit, and again now
+ * and then, since a restore loads definitions without calling a function.
+ */
+PG_FUNCTION_INFO_V1(flusso_register_database);
+
+Datum
+flusso_register_database(PG_FUNCTION_ARGS)
+{
+	if (pending == REQUEST_NONE)
+		request_at_commit(REQUEST_PROBE);
+	PG_RETURN_VOID();
+}
+
 /*
  * Ask, at commit, for this database's worker to run (wanted) or to drop
  * its slot and stop.  The last request of the transaction wins.
@@ -92,12 +127,7 @@ apply_request(XactEvent event, void *arg)
 void
 worker_request_at_commit(bool wanted)
 {
-	if (!callback_registered)
-	{
-		RegisterXactCallback(apply_request, NULL);
-		callback_registered = true;
-	}
-	pending = wanted ? REQUEST_WORKER : REQUEST_STOP;
+	request_at_commit(wanted ? REQUEST_WORKER : REQUEST_STOP);
 }
 
 /* DROP DATABASE: have the worker let go of the slot now, and wait. */

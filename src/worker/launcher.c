@@ -9,8 +9,8 @@
  * SQL functions tell it about their database through shared memory (at
  * commit, see hooks.c); after a server restart it sends a short-lived probe
  * into every database that allows connections and is not a template, one
- * at a time, and re-probes databases without a worker now and then (a
- * restore may have loaded definitions without calling a function).  It
+ * at a time, and now and then re-probes databases that have flusso but no
+ * index (a restore loads definitions without calling a function).  It
  * never stays connected to anything, so CREATE DATABASE is never blocked.
  *
  * Copyright (c) 2026, flusso developers
@@ -47,8 +47,8 @@
  */
 #define RESTART_DELAY_MS 1000
 #define RESTART_DELAY_MAX_MS 60000
-/* how often to look again at a database that has no worker */
-#define REPROBE_INTERVAL_MS 60000
+/* how often to look again at a database that has flusso but no index */
+#define REPROBE_INTERVAL_MS 10000
 #define LAUNCHER_NAPTIME_MS 1000
 
 static BackgroundWorkerHandle *workers[FLUSSO_MAX_DATABASES];
@@ -183,7 +183,8 @@ launch(void)
 		DatabaseEntry *entry = &flusso_shared->databases[i];
 		Oid			dboid;
 		bool		wanted,
-					probe;
+					probe,
+					has_extension;
 		TimestampTz hold_until,
 					probed_at;
 		bool		was_running = workers[i] != NULL;
@@ -192,6 +193,7 @@ launch(void)
 		dboid = entry->dboid;
 		wanted = entry->wanted;
 		probe = entry->probe;
+		has_extension = entry->has_extension;
 		hold_until = entry->hold_until;
 		probed_at = entry->probed_at;
 		LWLockRelease(flusso_shared->lock);
@@ -210,17 +212,21 @@ launch(void)
 			LWLockRelease(flusso_shared->lock);
 			continue;
 		}
+		if (wanted ? now < hold_until
+			: probing || !(probe || (has_extension &&
+									 TimestampDifferenceExceeds(probed_at, now, REPROBE_INTERVAL_MS))))
+			continue;
 		if (!database_usable(dboid))
 		{
+			/* dropped, or closed to connections: forget it */
 			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 			memset(entry, 0, sizeof(DatabaseEntry));
 			LWLockRelease(flusso_shared->lock);
 			continue;
 		}
-		if (wanted && now >= hold_until)
+		if (wanted)
 			workers[i] = start_worker(i, dboid, false);
-		else if (!wanted && !probing &&
-				 (probe || TimestampDifferenceExceeds(probed_at, now, REPROBE_INTERVAL_MS)))
+		else
 		{
 			probes[i] = start_worker(i, dboid, true);
 			probing = probes[i] != NULL;

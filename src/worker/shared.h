@@ -46,6 +46,7 @@ typedef struct DatabaseEntry
 	Oid			dboid;			/* InvalidOid: a free entry */
 	bool		wanted;			/* has flusso and an index: run a worker */
 	bool		probe;			/* launcher should look at this database */
+	bool		has_extension;	/* flusso is installed: look again now and then */
 	TimestampTz probed_at;
 	TimestampTz hold_until;		/* launcher starts no worker before */
 	int			failures;		/* exits since the worker last streamed */

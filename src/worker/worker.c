@@ -287,6 +287,7 @@ run(void)
 	CaptureStream *stream;
 	List	   *options;
 	SlotState	slot_state;
+	char	   *publication;
 	bool		existed = slot_existed_before();
 
 	MemoryContextSwitchTo(context);
@@ -302,8 +303,8 @@ run(void)
 	if (slot_state != SLOT_READY)
 		remember_slot(slot_name);
 
-	options = list_make1(makeDefElem("publication",
-									 (Node *) makeString(pstrdup(flusso_publication)), -1));
+	publication = pstrdup(flusso_publication);
+	options = list_make1(makeDefElem("publication", (Node *) makeString(publication), -1));
 	batch = batch_create(context, (Size) flusso_work_mem * 1024);
 	stream = cdc_open(slot_name, options, batch);
 	set_state("streaming");
@@ -320,6 +321,15 @@ run(void)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			if (strcmp(publication, flusso_publication) != 0)
+			{
+				/* the decoding context has the old name: start afresh */
+				cdc_close(stream, false);
+				ereport(LOG,
+						(errmsg("flusso worker for database \"%s\" restarting: flusso.publication changed",
+								my_database)));
+				proc_exit(0);
+			}
 		}
 		maybe_stop(stream);
 
@@ -396,6 +406,7 @@ flusso_probe_main(Datum arg)
 {
 	int			index = DatumGetInt32(arg);
 	bool		wanted = false;
+	bool		has_extension;
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -409,7 +420,8 @@ flusso_probe_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(my_entry->dboid, InvalidOid, 0);
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (OidIsValid(get_extension_oid("flusso", true)))
+	has_extension = OidIsValid(get_extension_oid("flusso", true));
+	if (has_extension)
 	{
 		SPI_connect();
 		if (SPI_execute("SELECT 1 FROM flusso.index", true, 1) == SPI_OK_SELECT)
@@ -421,6 +433,7 @@ flusso_probe_main(Datum arg)
 
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	my_entry->wanted = wanted;
+	my_entry->has_extension = has_extension;
 	LWLockRelease(flusso_shared->lock);
 	shared_wake_launcher();
 	proc_exit(0);

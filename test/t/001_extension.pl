@@ -56,4 +56,11 @@ is( $node->safe_psql('restored', "SELECT flusso_mapping('books')"),
 	$node->safe_psql('library', "SELECT flusso_mapping('books')"),
 	'the restored definition derives the same mapping');
 
+# The restore ran CREATE EXTENSION before loading the definitions, so no
+# function told the launcher about them: it finds them by probing again.
+ok( $node->poll_query_until(
+		'restored', q{SELECT count(*) = 1 FROM pg_stat_activity
+		  WHERE backend_type = 'flusso worker' AND datname = 'restored'}),
+	'a worker starts for the restored database');
+
 done_testing();
