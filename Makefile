@@ -24,7 +24,7 @@ SHLIB_LINK = -lyaml
 EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # pg_regress inputs (sql/<name>.sql, expected/<name>.out); run by test/check.sh
-REGRESS = schema_formats schema_errors mapping catalog check provision capture
+REGRESS = schema_formats schema_errors mapping catalog check provision capture build
 
 FUZZ_SECONDS ?= 600
 .DEFAULT_GOAL := all

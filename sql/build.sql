@@ -1,0 +1,165 @@
+--
+-- build: flusso_build() previews documents from the current rows: every
+-- field kind and join verb on the library fixture, typed JSON values, a
+-- composite key, an object wider than jsonb_build_object's limit, quoted
+-- names, and the keys that build nothing.
+--
+CREATE EXTENSION flusso;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fixtures :abs_srcdir '/test/fixtures/'
+\i :fixtures/schema.sql
+\i :fixtures/seed.sql
+UPDATE books SET updated_at = '2024-07-01 12:00:00+00';
+
+SELECT flusso_create_index('books', pg_read_file(:'fixtures' || 'books.schema.yml'));
+SELECT flusso_create_index('authors', pg_read_file(:'fixtures' || 'authors.schema.json'));
+
+SELECT jsonb_pretty(flusso_build('books', '1'));
+SELECT id, flusso_build('books', id::text) FROM books WHERE id > 1 ORDER BY id;
+SELECT id, flusso_build('authors', id::text) FROM authors ORDER BY id;
+
+-- soft delete, a missing row and the root filter build nothing
+UPDATE books SET withdrawn = true WHERE id = 3;
+SELECT flusso_build('books', '3') IS NULL AS withdrawn, flusso_build('books', '99') IS NULL AS missing,
+       flusso_build('authors', '4') IS NULL AS anonymous_filtered_out;
+
+-- every value type, as JSON of its own type
+CREATE TABLE kinds (
+	id int PRIMARY KEY, t text, i2 smallint, i8 bigint, f4 real, f8 double precision,
+	n numeric(10, 3), m money, b boolean, d date, ts timestamp, tz timestamptz,
+	tm time, by bytea, j json, jb jsonb, u uuid, arr int[], tags text[],
+	lat double precision, lon double precision, spot jsonb, labels jsonb);
+INSERT INTO kinds VALUES (1, 'Text', 2, 9007199254740993, 1.5, 0.1, 12.345, 12.5, true,
+	'2024-02-29', '2024-02-29 13:14:15.5', '2024-02-29 13:14:15+02', '13:14:15',
+	'\x00ff10'::bytea, '{"a": [1, 2]}', '{"b": null}', '00000000-0000-0000-0000-0000000000aa',
+	'{1,2,3}', '{x,y}', 45.5, 9.25, '{"lat": 1, "lon": 2}', '{"en": "hello", "it": "ciao"}');
+INSERT INTO kinds (id) VALUES (2);
+SELECT flusso_create_index('kinds', $$
+version: 1
+table: kinds
+primary_key: id
+fields:
+  - text: t
+    required: false
+    transforms: [lowercase]
+    default: none
+  - short: i2
+    required: false
+  - long: i8
+    required: false
+  - float: f4
+    required: false
+  - double: f8
+    required: false
+  - decimal: n
+    required: false
+  - decimal: m
+    required: false
+  - boolean: b
+    required: false
+    default: false
+  - date: d
+    required: false
+  - timestamp: ts
+    required: false
+  - timestamp: tz
+    required: false
+  - timestamp: tm
+    required: false
+  - binary: by
+    required: false
+  - json: j
+    required: false
+  - json: jb
+    required: false
+  - uuid: u
+    required: false
+  - integer: arr
+    required: false
+  - keyword: tags
+    required: false
+  - geo: point
+    lat: lat
+    lon: lon
+    required: false
+  - geo: spot
+    required: false
+  - map: labels
+    values: text
+    required: false
+  - custom: price
+    column: n
+    postgres: [numeric]
+    opensearch: scaled_float
+    required: false
+  - constant: s
+    value: book
+  - constant: nums
+    value: [1, 2.5]
+  - constant: yes_
+    value: true
+  - constant: nothing
+    value: null
+  - object: nested
+    fields:
+      - integer: id
+        required: true
+$$);
+SELECT jsonb_pretty(flusso_build('kinds', '1'));
+SELECT flusso_build('kinds', '2');
+
+-- a composite key: the id joins the key values with ':'
+SELECT flusso_create_index('pairs', $$
+version: 1
+table: book_authors
+primary_key: [book_id, author_id]
+fields:
+  - integer: position
+    required: true
+  - belongs_to: author
+    column: author_id
+    table: authors
+    primary_key: id
+    fields: [ { identifier: name, required: true } ]
+$$);
+SELECT flusso_build('pairs', '4:1');
+SELECT flusso_build('pairs', '4');
+
+-- wider than jsonb_build_object's 100 arguments
+SELECT flusso_create_index('wide', 'version: 1
+table: kinds
+primary_key: id
+fields:
+' || string_agg(format('  - constant: c%s%s    value: %s%s', i, chr(10), i, chr(10)), '') || '  - integer: id
+    required: true
+')
+FROM generate_series(1, 120) i;
+SELECT (SELECT count(*) FROM jsonb_object_keys(flusso_build('wide', '1'))) AS keys,
+       flusso_build('wide', '1') -> 'c120' AS c120, flusso_build('wide', '1') -> 'id' AS id;
+
+-- a table named by a reserved word, as the root, with quoted columns
+SELECT flusso_create_index('refs', $$
+version: 1
+table: references
+primary_key: id
+fields:
+  - integer: order
+    required: true
+  - text: desc
+    required: true
+$$);
+SELECT flusso_build('refs', '00000000-0000-0000-0000-000000000002');
+
+-- a default is cast to the column's type with its modifier: char(2)
+UPDATE publishers SET country = NULL WHERE id = 1;
+SELECT flusso_build('books', '1') -> 'publisher' AS publisher;
+
+-- errors
+\set VERBOSITY terse
+SELECT flusso_build('nope', '1');
+SELECT flusso_build('books', 'x');
+\set VERBOSITY default
+
+DROP TABLE kinds;
+DROP TABLE book_authors, reviews, loans, "references", books, authors, publishers;
+DROP EXTENSION flusso;

@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * build.h
+ *	  The statement that builds the documents of an index from the current
+ *	  state of its rows, for a set of root keys.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_DOCUMENT_BUILD_H
+#define FLUSSO_DOCUMENT_BUILD_H
+
+#include "schema/schema.h"
+
+/*
+ * SELECT id, doc FROM <root> WHERE <key> matches the key arrays AND the
+ * row passes the root filters and is not soft-deleted.  The first nparams
+ * parameters are constants of the definition (filter values, defaults,
+ * constants), bound, never spliced; then come nkeys text[] parameters, one
+ * per root key column, holding the keys to build.
+ */
+typedef struct DocumentQuery
+{
+	char	   *sql;
+	int			nparams;		/* definition constants */
+	Oid		   *param_types;
+	Datum	   *param_values;
+	int			nkeys;			/* key columns, each a trailing text[] */
+} DocumentQuery;
+
+extern DocumentQuery *doc_build_query(const IndexSchema *schema);
+
+#endif							/* FLUSSO_DOCUMENT_BUILD_H */
