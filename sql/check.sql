@@ -73,6 +73,15 @@ fields:
     element_type: long
 $$);
 SELECT flusso_create_index('nopk', E'version: 1\nschema: chk\ntable: nokey\nfields: []');
+SELECT flusso_create_index('badraw', $$
+version: 1
+schema: chk
+table: shops
+primary_key: id
+filters:
+  - { raw: "id >>> 1" }
+fields: []
+$$);
 
 -- The slot and worker rows come and go as the worker starts (002_environment
 -- and 003_worker test them); leave them out here.
@@ -105,6 +114,7 @@ fields:
     fields: [ { keyword: sku, required: true } ]
 $$, replace => true);
 SELECT flusso_drop_index('nopk');
+SELECT flusso_drop_index('badraw');
 SELECT index, path, severity, message FROM pg_temp.checked();
 ALTER PUBLICATION flusso DROP TABLE chk.shops, chk.items;
 ALTER PUBLICATION flusso ADD TABLE chk.shops, chk.items;

@@ -20,10 +20,14 @@
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 
+#include "check/attempt.h"
 #include "check/environment.h"
 #include "check/identity.h"
 #include "check/publication.h"
 #include "check/tables.h"
+#include "document/build.h"
+#include "document/session.h"
+#include "executor/spi.h"
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
@@ -107,6 +111,45 @@ check_published(DiagnosticSink *sink, const TableUse *table, const PublicationSt
 				 pub->name, join_names(unpublished), table->display);
 }
 
+typedef struct PreparedBuild
+{
+	const StoredIndex *index;
+} PreparedBuild;
+
+/* Generate the index's build statement and have the parser accept it. */
+static void
+prepare_build(void *arg)
+{
+	const StoredIndex *index = ((PreparedBuild *) arg)->index;
+	DocumentQuery *query = doc_build_query(index->schema);
+	BuildSession session;
+
+	doc_session_begin(&session, index->owner);
+	SPI_connect();
+	if (SPI_prepare(query->sql, query->nparams + query->nkeys, query->param_types) == NULL)
+		elog(ERROR, "could not prepare the build statement: %s",
+			 SPI_result_code_string(SPI_result));
+	SPI_finish();
+	doc_session_end(&session);
+}
+
+/*
+ * The statement that builds the index's documents must prepare: a raw
+ * filter that does not parse, or a column the catalog no longer has,
+ * would otherwise fail every batch.  Only tried when every name and type
+ * of the index checked out, since those errors say more.
+ */
+static void
+check_build(DiagnosticSink *sink, const StoredIndex *index)
+{
+	PreparedBuild build = {index};
+	char	   *failure;
+
+	if (!attempt(prepare_build, &build, &failure))
+		diag_add(sink, SEVERITY_ERROR, "", "Correct the definition, or the database, so that the statement prepares.",
+				 "the statement that builds the documents does not prepare: %s", failure);
+}
+
 /*
  * flusso_check() RETURNS TABLE(index text, path text, severity text,
  *							  message text, hint text)
@@ -130,8 +173,15 @@ flusso_check(PG_FUNCTION_ARGS)
 		StoredIndex *index = lfirst(lc);
 		ListCell   *tc;
 
+		int			before = list_length(sink.items);
+		bool		name_errors = false;
+		List	   *tables;
+
 		sink.index = index->name;
-		foreach(tc, check_index_tables(index->schema, &sink))
+		tables = check_index_tables(index->schema, &sink);
+		for (int i = before; i < list_length(sink.items); i++)
+			name_errors |= ((Diagnostic *) list_nth(sink.items, i))->severity == SEVERITY_ERROR;
+		foreach(tc, tables)
 		{
 			TableUse   *table = lfirst(tc);
 
@@ -139,6 +189,8 @@ flusso_check(PG_FUNCTION_ARGS)
 			if (pub.exists)
 				check_published(&sink, table, &pub);
 		}
+		if (!name_errors)
+			check_build(&sink, index);
 	}
 
 	foreach(lc, sink.items)
