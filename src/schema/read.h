@@ -61,7 +61,16 @@ extern ColumnList read_column_list(ReadContext *cx, const SchemaValue *mapping,
 extern SchemaThrough *read_through(ReadContext *cx, const SchemaValue *mapping,
 								   const char *path);
 
+/* relations.c */
+extern void read_join(ReadContext *cx, const SchemaValue *value, SchemaField *field,
+					  const char *path);
+extern void read_aggregate(ReadContext *cx, const SchemaValue *value, SchemaField *field,
+						   const char *path);
+
 /* fields.c */
+extern const char *const join_key_hints[];
+extern void read_column(ReadContext *cx, const SchemaValue *value, SchemaField *field,
+						const char *path);
 extern SchemaFieldList read_fields(ReadContext *cx, const SchemaValue *mapping,
 								   const char *path, bool required);
 
