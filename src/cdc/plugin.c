@@ -61,6 +61,7 @@ typedef struct ColumnSpec
 
 typedef struct PluginData
 {
+	MemoryContext context;		/* the decoding context's: lives as long */
 	MemoryContext change_context;	/* reset after every change */
 	char	   *publication;
 	List	   *column_specs;
@@ -152,6 +153,7 @@ plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 	ListCell   *lc;
 	HASHCTL		hash;
 
+	data->context = ctx->context;
 	data->change_context = AllocSetContextCreate(ctx->context, "flusso change",
 												 ALLOCSET_DEFAULT_SIZES);
 	data->publication = pstrdup(DEFAULT_PUBLICATION);
@@ -291,10 +293,11 @@ build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 	Bitmapset  *identity;
 	int			i = -1;
 
+	/* under the decoding context, so that it goes when decoding ends */
 	if (entry->context)
 		MemoryContextReset(entry->context);
 	else
-		entry->context = AllocSetContextCreate(CacheMemoryContext, "flusso relation",
+		entry->context = AllocSetContextCreate(data->context, "flusso relation",
 											   ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(entry->context);
 
