@@ -256,10 +256,17 @@ publish_progress(CaptureStream *stream, ChangeBatch *batch)
 	LWLockRelease(flusso_shared->lock);
 }
 
-/* Stop when asked to, dropping the slot when nothing needs it any more. */
+/*
+ * Stop when asked to, dropping the slot when nothing needs it any more.
+ * The requests in shared memory are looked at every turn; the catalog
+ * (does the extension, does an index still exist?) before every batch that
+ * has changes, and at least every second otherwise.
+ */
 static void
-maybe_stop(CaptureStream *stream)
+maybe_stop(CaptureStream *stream, bool batch_pending)
 {
+	static TimestampTz checked_at = 0;
+	TimestampTz now = GetCurrentTimestamp();
 	bool		drop;
 	bool		stop;
 
@@ -268,6 +275,10 @@ maybe_stop(CaptureStream *stream)
 	stop = my_entry->stop_requested;
 	LWLockRelease(flusso_shared->lock);
 
+	if (!drop && !stop && !batch_pending &&
+		!TimestampDifferenceExceeds(checked_at, now, 1000))
+		return;
+	checked_at = now;
 	if (!drop && !stop && database_wants_worker(PHASE_LIVE))
 		return;
 	cdc_close(stream, !stop);
@@ -331,11 +342,12 @@ run(void)
 				proc_exit(0);
 			}
 		}
-		maybe_stop(stream);
+		maybe_stop(stream, false);
 
 		more = cdc_read(stream, flusso_batch_size, flusso_batch_timeout);
 		if (!batch_is_empty(batch))
 		{
+			maybe_stop(stream, true);
 			publish_progress(stream, batch);
 			apply_batch(batch);
 			batch_reset(batch);
