@@ -76,7 +76,7 @@ SELECT flusso_create_index('nopk', E'version: 1\nschema: chk\ntable: nokey\nfiel
 SELECT flusso_create_index('badraw', $$
 version: 1
 schema: chk
-table: shops
+table: items
 primary_key: id
 filters:
   - { raw: "id >>> 1" }
