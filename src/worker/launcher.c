@@ -231,6 +231,14 @@ launch(void)
 			probes[i] = start_worker(i, dboid, true);
 			probing = probes[i] != NULL;
 		}
+		if (workers[i] == NULL && probes[i] == NULL)
+		{
+			/* no worker slot free: try again later, not every second */
+			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+			entry->hold_until = TimestampTzPlusMilliseconds(now, RESTART_DELAY_MAX_MS);
+			entry->probed_at = now;
+			LWLockRelease(flusso_shared->lock);
+		}
 	}
 }
 
