@@ -212,9 +212,9 @@ launch(void)
 			LWLockRelease(flusso_shared->lock);
 			continue;
 		}
-		if (wanted ? now < hold_until
-			: probing || !(probe || (has_extension &&
-									 TimestampDifferenceExceeds(probed_at, now, REPROBE_INTERVAL_MS))))
+		if (now < hold_until ||
+			(!wanted && (probing || !(probe || (has_extension &&
+											   TimestampDifferenceExceeds(probed_at, now, REPROBE_INTERVAL_MS))))))
 			continue;
 		if (!database_usable(dboid))
 		{
