@@ -79,6 +79,13 @@ is( $node->safe_psql('app', q{SELECT slot_name || ' ' || plugin FROM pg_replicat
 is($node->safe_psql('app', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flusso launcher'}),
 	'1', 'one launcher');
 
+# The slot is the worker's alone: nothing else can consume it meanwhile.
+my ($ret, $stdout, $stderr) = $node->psql('app',
+	"SELECT count(*) FROM pg_logical_slot_peek_binary_changes('flusso_$oid', NULL, NULL)");
+isnt($ret, 0, 'the slot cannot be read while the worker holds it');
+like($stderr, qr/replication slot "flusso_$oid" is active for PID \d+/,
+	'it is active for the worker');
+
 # Changes are captured, and the slot confirmed past them once applied.
 $node->safe_psql('app', 'INSERT INTO items SELECT i, 0 FROM generate_series(1, 100) i');
 my $after_insert = $node->safe_psql('app', 'SELECT pg_current_wal_lsn()');
@@ -191,15 +198,41 @@ ok( $node->poll_query_until(
 		'app', q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'flusso worker'}),
 	'and no worker');
 
+# Creating a slot waits for a consistent point while an older transaction
+# runs, anywhere in the cluster; the worker says so.
+$node->safe_psql('postgres', 'CREATE DATABASE waiting');
+$node->safe_psql('waiting', q{
+	CREATE EXTENSION flusso;
+	CREATE TABLE items (id int PRIMARY KEY, n int NOT NULL);
+});
+my $open = $node->background_psql('postgres');
+$open->query_safe('BEGIN');
+$open->query_safe('SELECT txid_current()');
+$node->safe_psql('waiting', "SELECT flusso_create_index('items', \$\$$index\$\$)");
+ok( $node->poll_query_until(
+		'waiting', q{SELECT count(*) = 1 FROM pg_stat_activity
+		  WHERE backend_type = 'flusso worker' AND datname = 'waiting'
+		  AND query = 'waiting for a consistent point'}),
+	'the worker reports waiting for a consistent point');
+$open->query_safe('COMMIT');
+$open->quit;
+wait_for_worker('waiting');
+
 # DROP DATABASE, with and without FORCE, while a worker runs.
 for my $force ('', ' WITH (FORCE)')
 {
 	my $db = $force ? 'doomed_force' : 'doomed';
 	setup_database($db);
 	wait_for_worker($db);
+	my $slot = 'flusso_' . $node->safe_psql('postgres',
+		"SELECT oid FROM pg_database WHERE datname = '$db'");
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$slot' AND active"),
+		'1', "the slot of $db is active");
 	$node->safe_psql('postgres', "DROP DATABASE $db$force");
-	is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_replication_slots}),
-		'0', "DROP DATABASE$force succeeds and leaves no slot");
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$slot'"),
+		'0', "DROP DATABASE$force succeeds and leaves no slot of it");
 }
 
 done_testing();
