@@ -8,7 +8,7 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
-work=$(mktemp -d /tmp/flusso-test.XXXXXX)
+work=$(mktemp -d --tmpdir --suffix=.flusso-test)
 cp -r "$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$work/"
 [ "$(id -u)" -eq 0 ] && chown -R postgres: "$work"
 echo "check.sh: working in $work"

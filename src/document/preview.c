@@ -28,15 +28,10 @@ PG_FUNCTION_INFO_V1(flusso_build);
 static StoredIndex *
 find_index(const char *name)
 {
-	ListCell   *lc;
+	StoredIndex *index = index_load(name);
 
-	foreach(lc, index_load_all())
-	{
-		StoredIndex *index = lfirst(lc);
-
-		if (strcmp(index->name, name) == 0)
-			return index;
-	}
+	if (index)
+		return index;
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("index \"%s\" does not exist", name),

@@ -74,20 +74,26 @@ index_parse_definition(const text *definition)
 }
 
 /*
- * Every stored index, by name, with its parsed schema; in the caller's
- * memory context.
+ * The stored indexes, by name, with their parsed schemas, in the caller's
+ * memory context: all of them, or only the one called only (none when it
+ * does not exist).
  */
-List *
-index_load_all(void)
+static List *
+load_indexes(const char *only)
 {
 	MemoryContext caller_context = CurrentMemoryContext;
 	CatalogUser saved;
 	List	   *indexes = NIL;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
 
 	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute("SELECT name, owner::oid, source FROM flusso.index ORDER BY name",
-					true, 0) != SPI_OK_SELECT)
+	values[0] = only ? CStringGetTextDatum(only) : (Datum) 0;
+	if (SPI_execute_with_args(only
+							  ? "SELECT name, owner::oid, source FROM flusso.index WHERE name = $1"
+							  : "SELECT name, owner::oid, source FROM flusso.index ORDER BY name",
+							  only ? 1 : 0, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
 	catalog_restore_user(&saved);
 
@@ -107,4 +113,43 @@ index_load_all(void)
 	}
 	SPI_finish();
 	return indexes;
+}
+
+List *
+index_load_all(void)
+{
+	return load_indexes(NULL);
+}
+
+/* One stored index, or NULL when there is none of that name. */
+StoredIndex *
+index_load(const char *name)
+{
+	List	   *found = load_indexes(name);
+
+	return found ? linitial(found) : NULL;
+}
+
+/* The names of every stored index, in order: no definition is parsed. */
+List *
+index_load_names(void)
+{
+	MemoryContext caller_context = CurrentMemoryContext;
+	CatalogUser saved;
+	List	   *names = NIL;
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute("SELECT name FROM flusso.index ORDER BY name", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.index");
+	catalog_restore_user(&saved);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+		names = lappend(names, MemoryContextStrdup(caller_context, name));
+	}
+	SPI_finish();
+	MemoryContextSwitchTo(caller_context);
+	return names;
 }

@@ -22,7 +22,6 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
-#include "utils/memutils.h"
 
 #include "index/access.h"
 #include "index/definition.h"
@@ -183,35 +182,12 @@ Datum
 flusso_mapping(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-	CatalogUser saved;
-	text	   *source = NULL;
-	ParsedDefinition *parsed;
-	MemoryContext caller_context = CurrentMemoryContext;
+	StoredIndex *index;
 
 	flusso_require_admin();
-
-	SPI_connect();
-	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT source FROM flusso.index WHERE name = $1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read index \"%s\" from flusso.index", name);
-	catalog_restore_user(&saved);
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		MemoryContext spi_context = MemoryContextSwitchTo(caller_context);
-
-		source = DatumGetTextPCopy(d);
-		MemoryContextSwitchTo(spi_context);
-	}
-	SPI_finish();
-
-	if (source == NULL)
+	index = index_load(name);
+	if (index == NULL)
 		raise_no_such_index(name);
-	parsed = index_parse_definition(source);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
-										CStringGetDatum(schema_mapping_json(parsed->schema))));
+										CStringGetDatum(schema_mapping_json(index->schema))));
 }

@@ -77,9 +77,9 @@ flusso_status(PG_FUNCTION_ARGS)
 		LWLockRelease(flusso_shared->lock);
 	}
 
-	foreach(lc, index_load_all())
+	foreach(lc, index_load_names())
 	{
-		StoredIndex *index = lfirst(lc);
+		const char *name = lfirst(lc);
 		IndexStatus *status = NULL;
 		Datum		values[STATUS_COLUMNS];
 		bool		nulls[STATUS_COLUMNS];
@@ -87,11 +87,11 @@ flusso_status(PG_FUNCTION_ARGS)
 		memset(nulls, 0, sizeof(nulls));
 		for (int i = 0; have_entry && i < copy.nindexes; i++)
 		{
-			if (strcmp(copy.indexes[i].name, index->name) == 0)
+			if (strcmp(copy.indexes[i].name, name) == 0)
 				status = &copy.indexes[i];
 		}
 
-		values[0] = CStringGetTextDatum(index->name);
+		values[0] = CStringGetTextDatum(name);
 		values[1] = CStringGetTextDatum(phase_name(status ? status->phase : PHASE_IDLE));
 		values[2] = Int64GetDatum(status ? status->snapshot_done : 0);
 		values[3] = Int64GetDatum(status ? status->snapshot_total : 0);
