@@ -162,4 +162,4 @@ SELECT flusso_build('books', 'x');
 
 DROP TABLE kinds;
 DROP TABLE book_authors, reviews, loans, "references", books, authors, publishers;
-DROP EXTENSION flusso;
+DROP EXTENSION flusso CASCADE;

@@ -103,4 +103,4 @@ SELECT flusso_change_text('\x0102'::bytea);
 SELECT pg_drop_replication_slot('cap_slot');
 DROP PUBLICATION flusso;
 DROP TABLE cap_parent, cap_child, cap_pair, cap_hidden, cap_big;
-DROP EXTENSION flusso;
+DROP EXTENSION flusso CASCADE;

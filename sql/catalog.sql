@@ -27,6 +27,21 @@ SELECT name, schema_name, table_name, definition -> 'fields' -> 0 ->> 'field' AS
 FROM flusso_indexes;
 CREATE TEMP TABLE first AS SELECT version, created_at FROM flusso_indexes WHERE name = 'users';
 
+-- the embedded sink: a table per index, owned by the index's owner
+CREATE FUNCTION pg_temp.sink_tables()
+RETURNS TABLE (sink regclass, owner name, admin_reads boolean)
+LANGUAGE sql AS $$
+	SELECT c.oid::regclass,
+	       CASE WHEN pg_get_userbyid(c.relowner) = session_user THEN '(the superuser)'
+	            ELSE pg_get_userbyid(c.relowner) END,
+	       has_table_privilege('flusso_admin', c.oid, 'SELECT')
+	FROM pg_class c
+	WHERE c.relnamespace = 'flusso_docs'::regnamespace AND c.relkind = 'r'
+	ORDER BY c.oid::regclass::text
+$$;
+SELECT * FROM pg_temp.sink_tables();
+\d flusso_docs.users
+
 SELECT flusso_create_index('users', $${"version": 1, "table": "users", "fields": []}$$);
 SELECT flusso_create_index('users', $$
 version: 1
@@ -48,6 +63,7 @@ SELECT schema_name, definition -> 'fields' -> 0 ->> 'required' AS required FROM 
 
 SELECT flusso_drop_index('users');
 SELECT count(*) FROM flusso_indexes;
+SELECT * FROM pg_temp.sink_tables();
 SELECT flusso_drop_index('users');
 SELECT flusso_create_index('a name', 'version: 1');
 
@@ -70,6 +86,7 @@ SELECT name, table_name FROM flusso_indexes;
 SELECT flusso_mapping('alices') -> 'mappings';
 RESET ROLE;
 SELECT name, owner FROM flusso.index;
+SELECT * FROM pg_temp.sink_tables();
 
 SET ROLE regress_flusso_bob;
 SELECT flusso_create_index('alices', E'version: 1\ntable: u\nfields: []', true);
@@ -87,5 +104,5 @@ SELECT flusso_drop_index('alices');
 RESET ROLE;
 SELECT count(*) FROM flusso.index;
 
-DROP EXTENSION flusso;
+DROP EXTENSION flusso CASCADE;
 DROP ROLE regress_flusso_plain, regress_flusso_alice, regress_flusso_bob;

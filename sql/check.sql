@@ -123,4 +123,4 @@ SELECT index, path, severity, message FROM pg_temp.checked();
 
 DROP PUBLICATION flusso;
 DROP SCHEMA chk CASCADE;
-DROP EXTENSION flusso;
+DROP EXTENSION flusso CASCADE;

@@ -47,4 +47,4 @@ SELECT jsonb_pretty(flusso_mapping('overrides') -> 'settings' -> 'analysis' -> '
 
 SELECT flusso_mapping('missing');
 
-DROP EXTENSION flusso;
+DROP EXTENSION flusso CASCADE;

@@ -52,7 +52,8 @@ $$;
 SELECT * FROM pg_temp.provisioned();
 SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = 'flusso' ORDER BY 1, 2;
 SELECT relname, relreplident FROM pg_class
-WHERE relname IN ('reviews', 'loans', 'references', 'select', 'notes', 'books') ORDER BY 1;
+WHERE relnamespace = 'public'::regnamespace
+  AND relname IN ('reviews', 'loans', 'references', 'select', 'notes', 'books') ORDER BY 1;
 SELECT * FROM pg_temp.checked();
 
 -- idempotent: a second call applies nothing
@@ -92,4 +93,4 @@ END $$;
 ALTER TABLE publishers OWNER TO CURRENT_USER;
 DROP ROLE regress_flusso_prov;
 DROP TABLE book_authors, reviews, loans, "references", "select", notes, books, authors, publishers;
-DROP EXTENSION flusso;
+DROP EXTENSION flusso CASCADE;

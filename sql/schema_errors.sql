@@ -109,4 +109,4 @@ SELECT name, version FROM flusso_indexes
 EXCEPT SELECT name, version FROM before;
 SELECT count(*) AS indexes FROM flusso_indexes;
 
-DROP EXTENSION flusso;
+DROP EXTENSION flusso CASCADE;

@@ -168,4 +168,4 @@ SELECT v.label, i.version = (SELECT version FROM flusso_indexes WHERE name = 'v_
 FROM variants v JOIN flusso_indexes i ON i.name = 'v_' || v.n
 ORDER BY v.n;
 
-DROP EXTENSION flusso;
+DROP EXTENSION flusso CASCADE;

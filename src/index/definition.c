@@ -91,8 +91,8 @@ load_indexes(const char *only)
 	catalog_become_owner(&saved);
 	values[0] = only ? CStringGetTextDatum(only) : (Datum) 0;
 	if (SPI_execute_with_args(only
-							  ? "SELECT name, owner::oid, source FROM flusso.index WHERE name = $1"
-							  : "SELECT name, owner::oid, source FROM flusso.index ORDER BY name",
+							  ? "SELECT name, owner::oid, source, version FROM flusso.index WHERE name = $1"
+							  : "SELECT name, owner::oid, source, version FROM flusso.index ORDER BY name",
 							  only ? 1 : 0, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
 	catalog_restore_user(&saved);
@@ -108,6 +108,7 @@ load_indexes(const char *only)
 		index->name = TextDatumGetCString(SPI_getbinval(tuple, desc, 1, &isnull));
 		index->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
 		index->schema = index_parse_definition(DatumGetTextPP(SPI_getbinval(tuple, desc, 3, &isnull)))->schema;
+		index->version = TextDatumGetCString(SPI_getbinval(tuple, desc, 4, &isnull));
 		indexes = lappend(indexes, index);
 		MemoryContextSwitchTo(spi_context);
 	}

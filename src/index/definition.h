@@ -26,6 +26,7 @@ typedef struct ParsedDefinition
 typedef struct StoredIndex
 {
 	char	   *name;
+	char	   *version;
 	Oid			owner;
 	IndexSchema *schema;
 } StoredIndex;

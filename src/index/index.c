@@ -25,6 +25,7 @@
 
 #include "index/access.h"
 #include "index/definition.h"
+#include "sink/table_sink.h"
 #include "worker/worker.h"
 #include "schema/schema.h"
 
@@ -136,6 +137,8 @@ flusso_create_index(PG_FUNCTION_ARGS)
 		catalog_restore_user(&saved);
 	}
 	SPI_finish();
+	if (inserted)
+		sink_table_ensure(name, caller);
 	worker_request_at_commit(true);
 	PG_RETURN_VOID();
 }
@@ -170,6 +173,7 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	worker_request_at_commit(SPI_processed > 0);
 	catalog_restore_user(&saved);
 	SPI_finish();
+	sink_table_drop(name);
 	PG_RETURN_VOID();
 }
 

@@ -54,10 +54,12 @@
 #include "cdc/decode.h"
 #include "flusso.h"
 #include "sink/capture_log.h"
+#include "worker/engine.h"
 #include "worker/shared.h"
 #include "worker/worker.h"
 
 static DatabaseEntry *my_entry = NULL;
+static Engine *my_engine = NULL;	/* the indexes, compiled */
 static char *my_database = NULL;	/* name, read once in a transaction */
 
 static void
@@ -93,6 +95,8 @@ forget_worker(int code, Datum arg)
  * Does the database still have flusso and at least one index?  Refreshes
  * the index list of the status on the way.
  */
+static bool indexes_changed = false;	/* the engine must be reloaded */
+
 static bool
 database_wants_worker(IndexPhase phase)
 {
@@ -107,6 +111,8 @@ database_wants_worker(IndexPhase phase)
 						FLUSSO_MAX_INDEXES) != SPI_OK_SELECT)
 			elog(ERROR, "could not read flusso.index");
 		wanted = SPI_processed > 0;
+		if (my_engine && strcmp(engine_signature(), my_engine->signature) != 0)
+			indexes_changed = true;
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		my_entry->nindexes = (int) SPI_processed;
 		for (uint64 i = 0; i < SPI_processed; i++)
@@ -119,7 +125,7 @@ database_wants_worker(IndexPhase phase)
 				memset(status, 0, sizeof(IndexStatus));
 				strlcpy(status->name, name, NAMEDATALEN);
 			}
-			if (status->phase != PHASE_ERROR)
+			if (status->phase != PHASE_ERROR || phase == PHASE_IDLE)
 				status->phase = phase;
 		}
 		LWLockRelease(flusso_shared->lock);
@@ -227,13 +233,13 @@ apply_batch(ChangeBatch *batch)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SPI_connect();
 
-	batch_begin_scan(batch);
-	while (batch_next(batch, &change))
+	if (flusso_capture_log)
 	{
-		if (flusso_capture_log)
+		batch_begin_scan(batch);
+		while (batch_next(batch, &change))
 			capture_log_write(&change);
-		applied++;
 	}
+	applied = engine_apply(my_engine, batch);
 
 	SPI_finish();
 	PopActiveSnapshot();
@@ -279,8 +285,17 @@ maybe_stop(CaptureStream *stream, bool batch_pending)
 		!TimestampDifferenceExceeds(checked_at, now, 1000))
 		return;
 	checked_at = now;
-	if (!drop && !stop && database_wants_worker(PHASE_LIVE))
+	if (!drop && !stop && database_wants_worker(PHASE_LIVE) && !indexes_changed)
 		return;
+	if (indexes_changed && !drop && !stop)
+	{
+		/* a definition changed: start again with the new one */
+		cdc_close(stream, false);
+		ereport(LOG,
+				(errmsg("flusso worker for database \"%s\" restarting: the indexes changed",
+						my_database)));
+		proc_exit(0);
+	}
 	cdc_close(stream, !stop);
 	ereport(LOG,
 			(errmsg("flusso worker for database \"%s\" stopping%s", my_database,
@@ -315,7 +330,19 @@ run(void)
 		remember_slot(slot_name);
 
 	publication = pstrdup(flusso_publication);
-	options = list_make1(makeDefElem("publication", (Node *) makeString(publication), -1));
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	{
+		/* the engine lives as long as the worker, not the transaction */
+		MemoryContext old = MemoryContextSwitchTo(context);
+
+		my_engine = engine_load(publication);
+		MemoryContextSwitchTo(old);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(context);
+	options = my_engine->plugin_options;
 	batch = batch_create(context, (Size) flusso_work_mem * 1024);
 	stream = cdc_open(slot_name, options, batch);
 	set_state("streaming");

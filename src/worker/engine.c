@@ -1,0 +1,499 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.c
+ *	  Applies a batch of changes to the documents of every index: resolve
+ *	  each change to the root keys it affects (deduplicated per index), then
+ *	  one statement per index builds those documents from the current rows
+ *	  and writes them to flusso_docs.<index> — upserting what built,
+ *	  deleting what built nothing — as the index's owner.
+ *
+ * The only place where cdc/ and document/ meet.  An index that cannot be
+ * compiled or built is isolated: it goes to phase error with the reason,
+ * is marked for re-seeding, and the others go on.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "check/attempt.h"
+#include "document/build.h"
+#include "document/resolve.h"
+#include "document/session.h"
+#include "flusso.h"
+#include "index/definition.h"
+#include "sink/table_sink.h"
+#include "worker/engine.h"
+#include "worker/shared.h"
+
+typedef struct EngineIndex
+{
+	StoredIndex *index;
+	DocumentQuery *query;
+	IndexResolver *resolver;
+	char	   *apply_sql;
+	bool		broken;			/* could not compile: skipped */
+} EngineIndex;
+
+/* A document to rebuild: its id and, for composite keys, the parts. */
+typedef struct PendingKey
+{
+	char		id[NAMEDATALEN * 4];
+	char	  **parts;
+} PendingKey;
+
+typedef struct ApplyState
+{
+	EngineIndex *ei;
+	HTAB	   *keys;			/* PendingKey by id */
+	List	  **rule_inputs;	/* per rule: values still to walk up */
+	bool		truncate_root;
+	bool		rebuild_all;
+	int64		written;
+} ApplyState;
+
+static void
+mark_index_error(const char *name, const char *message)
+{
+	DatabaseEntry *entry;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	for (int i = 0; entry && i < entry->nindexes; i++)
+	{
+		if (strcmp(entry->indexes[i].name, name) == 0)
+		{
+			entry->indexes[i].phase = PHASE_ERROR;
+			strlcpy(entry->indexes[i].error, message, FLUSSO_ERROR_LEN);
+		}
+	}
+	if (entry)
+		shared_record_error(entry, psprintf("index \"%s\": %s", name, message));
+	LWLockRelease(flusso_shared->lock);
+}
+
+static void
+compile_index(void *arg)
+{
+	EngineIndex *ei = arg;
+	char	   *sink = psprintf("flusso_docs.%s", quote_identifier(ei->index->name));
+	int			ids;
+
+	ei->query = doc_build_query(ei->index->schema);
+	ei->resolver = doc_compile_resolver(ei->index->schema);
+	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
+	ei->apply_sql = psprintf("WITH built AS (%s), "
+							 "up AS (INSERT INTO %s AS s (id, doc) SELECT id, doc FROM built "
+							 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, "
+							 "updated_at = pg_catalog.clock_timestamp() "
+							 "WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
+							 "del AS (DELETE FROM %s s WHERE s.id = ANY($%d::pg_catalog.text[]) "
+							 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id = s.id) RETURNING 1) "
+							 "SELECT (SELECT pg_catalog.count(*) FROM up) + (SELECT pg_catalog.count(*) FROM del)",
+							 ei->query->sql, sink, sink, ids);
+}
+
+/* names and versions, in order: a change of either reloads the engine */
+char *
+engine_signature(void)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	SPI_connect();
+	if (SPI_execute("SELECT name || ':' || version FROM flusso.index ORDER BY name",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.index");
+	for (uint64 i = 0; i < SPI_processed; i++)
+		appendStringInfo(&buf, "%s;", SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return buf.data;
+}
+
+static void
+add_columns(List **specs, const ResolveRule *rule)
+{
+	ListCell   *lc;
+	char	   *prefix = psprintf("%s.%s:", rule->nspname, rule->relname);
+	int			prefix_len = strlen(prefix);
+
+	foreach(lc, *specs)
+	{
+		char	   *spec = lfirst(lc);
+
+		if (strncmp(spec, prefix, prefix_len) == 0)
+		{
+			ListCell   *cc;
+
+			foreach(cc, rule->columns)
+			{
+				char	   *col = lfirst(cc);
+				char	   *padded = psprintf(",%s,", spec + prefix_len);
+
+				if (strstr(padded, psprintf(",%s,", col)) == NULL)
+					spec = psprintf("%s,%s", spec, col);
+			}
+			lfirst(lc) = spec;
+			return;
+		}
+	}
+	{
+		StringInfoData buf;
+		ListCell   *cc;
+
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, prefix);
+		foreach(cc, rule->columns)
+			appendStringInfo(&buf, "%s%s", cc == list_head(rule->columns) ? "" : ",",
+							 (char *) lfirst(cc));
+		*specs = lappend(*specs, buf.data);
+	}
+}
+
+/* Load and compile every index, in a transaction, in the current context. */
+Engine *
+engine_load(const char *publication)
+{
+	Engine	   *engine = palloc0(sizeof(Engine));
+	List	   *specs = NIL;
+	ListCell   *lc;
+
+	engine->signature = engine_signature();
+	engine->plugin_options = list_make1(makeDefElem("publication",
+													(Node *) makeString(pstrdup(publication)), -1));
+	foreach(lc, index_load_all())
+	{
+		EngineIndex *ei = palloc0(sizeof(EngineIndex));
+		char	   *failure;
+		ListCell   *rc;
+
+		ei->index = lfirst(lc);
+		/* a restore brings definitions, not the extension's tables */
+		sink_table_ensure(ei->index->name, ei->index->owner);
+		if (!attempt(compile_index, ei, &failure))
+		{
+			ei->broken = true;
+			mark_index_error(ei->index->name, failure);
+		}
+		else
+		{
+			foreach(rc, ei->resolver->rules)
+				add_columns(&specs, lfirst(rc));
+		}
+		engine->indexes = lappend(engine->indexes, ei);
+	}
+	foreach(lc, specs)
+		engine->plugin_options = lappend(engine->plugin_options,
+										 makeDefElem("columns", (Node *) makeString(lfirst(lc)), -1));
+	return engine;
+}
+
+static void
+add_key(ApplyState *st, char **parts)
+{
+	StringInfoData id;
+	PendingKey *key;
+	bool		found;
+	int			nkeys = st->ei->resolver->nkeys;
+
+	initStringInfo(&id);
+	for (int i = 0; i < nkeys; i++)
+		appendStringInfo(&id, "%s%s", i ? ":" : "", parts[i]);
+	if (id.len >= (int) sizeof(key->id))
+		elog(ERROR, "document id \"%s\" is too long", id.data);
+	key = hash_search(st->keys, id.data, HASH_ENTER, &found);
+	if (!found)
+	{
+		key->parts = palloc(sizeof(char *) * nkeys);
+		for (int i = 0; i < nkeys; i++)
+			key->parts[i] = pstrdup(parts[i]);
+	}
+}
+
+/* The values of rule's columns in one row version; false if any is unknown. */
+static bool
+row_values(const ThinChange *change, const ThinValue *row, const ResolveRule *rule,
+		   char **out)
+{
+	int			n = 0;
+	ListCell   *lc;
+
+	if (row == NULL)
+		return false;
+	foreach(lc, rule->columns)
+	{
+		bool		found = false;
+
+		for (int c = 0; c < change->ncolumns; c++)
+		{
+			if (strcmp(change->columns[c], lfirst(lc)) == 0 && row[c].kind == THIN_TEXT)
+			{
+				out[n++] = row[c].text;
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static void
+collect(ApplyState *st, const ThinChange *change)
+{
+	ListCell   *lc;
+	int			r = 0;
+
+	foreach(lc, st->ei->resolver->rules)
+	{
+		ResolveRule *rule = lfirst(lc);
+		char	   *values[INDEX_MAX_KEYS];
+		const ThinValue *rows[2] = {change->old_values, change->new_values};
+
+		if (rule->relid != change->relid)
+		{
+			r++;
+			continue;
+		}
+		if (change->op == THIN_TRUNCATE)
+		{
+			if (rule->root)
+				st->truncate_root = true;
+			else
+				st->rebuild_all = true;
+		}
+		for (int v = 0; v < 2 && change->op != THIN_TRUNCATE; v++)
+		{
+			if (!row_values(change, rows[v], rule, values))
+				continue;
+			if (rule->steps == NULL)
+				add_key(st, values);
+			else
+				st->rule_inputs[r] = lappend(st->rule_inputs[r], pstrdup(values[0]));
+		}
+		r++;
+	}
+}
+
+static List *
+run_text_query(const char *sql, List *inputs)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(inputs), 1));
+	Oid			types[1] = {TEXTARRAYOID};
+	Datum		values[1];
+	List	   *out = NIL;
+	int			n = 0;
+	ListCell   *lc;
+
+	foreach(lc, inputs)
+		elems[n++] = CStringGetTextDatum(lfirst(lc));
+	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+	if (SPI_execute_with_args(sql, 1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not resolve changes: %s", sql);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		out = lappend(out, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	return out;
+}
+
+/* Resolve, build and write one index; runs in a subtransaction. */
+static void
+apply_index(void *arg)
+{
+	ApplyState *st = arg;
+	EngineIndex *ei = st->ei;
+	DocumentQuery *q = ei->query;
+	BuildSession session;
+	HASH_SEQ_STATUS scan;
+	PendingKey *key;
+	int			nkeys = ei->resolver->nkeys;
+	int			count = hash_get_num_entries(st->keys);
+	Datum	   *values;
+	ListCell   *lc;
+	int			r = 0;
+
+	doc_session_begin(&session, ei->index->owner);
+	SPI_connect();
+
+	foreach(lc, ei->resolver->rules)
+	{
+		ResolveRule *rule = lfirst(lc);
+		List	   *inputs = st->rule_inputs[r++];
+
+		for (ResolveStep *s = rule->steps; s && inputs != NIL; s = s->next)
+			inputs = run_text_query(s->sql, inputs);
+		if (rule->steps)
+		{
+			ListCell   *ic;
+
+			foreach(ic, inputs)
+			{
+				char	   *parts[1] = {lfirst(ic)};
+
+				add_key(st, parts);
+			}
+		}
+	}
+	if (st->rebuild_all && ei->resolver->all_keys_sql)
+	{
+		ListCell   *ic;
+
+		foreach(ic, run_text_query(psprintf("SELECT x FROM (%s) a(x) WHERE $1 IS NOT NULL",
+											ei->resolver->all_keys_sql), NIL))
+		{
+			char	   *parts[1] = {lfirst(ic)};
+
+			add_key(st, parts);
+		}
+	}
+	if (st->truncate_root &&
+		SPI_execute(psprintf("DELETE FROM flusso_docs.%s", quote_identifier(ei->index->name)),
+					false, 0) < 0)
+		elog(ERROR, "could not empty the documents of index \"%s\"", ei->index->name);
+
+	count = hash_get_num_entries(st->keys);
+	if (count > 0)
+	{
+		Datum	  **parts = palloc(sizeof(Datum *) * nkeys);
+		Datum	   *ids = palloc(sizeof(Datum) * count);
+		int			n = 0;
+
+		for (int k = 0; k < nkeys; k++)
+			parts[k] = palloc(sizeof(Datum) * count);
+		hash_seq_init(&scan, st->keys);
+		while ((key = hash_seq_search(&scan)) != NULL)
+		{
+			ids[n] = CStringGetTextDatum(key->id);
+			for (int k = 0; k < nkeys; k++)
+				parts[k][n] = CStringGetTextDatum(key->parts[k]);
+			n++;
+		}
+		values = palloc(sizeof(Datum) * (q->nparams + nkeys + 1));
+		memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
+		for (int k = 0; k < nkeys; k++)
+			values[q->nparams + k] = PointerGetDatum(construct_array(parts[k], count, TEXTOID,
+																	 -1, false, TYPALIGN_INT));
+		values[q->nparams + nkeys] = PointerGetDatum(construct_array(ids, count, TEXTOID,
+																	 -1, false, TYPALIGN_INT));
+		{
+			Oid		   *types = palloc(sizeof(Oid) * (q->nparams + nkeys + 1));
+			bool		isnull;
+
+			memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + nkeys));
+			types[q->nparams + nkeys] = TEXTARRAYOID;
+			if (SPI_execute_with_args(ei->apply_sql, q->nparams + nkeys + 1, types, values,
+									  NULL, false, 0) != SPI_OK_SELECT)
+				elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
+			st->written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+													  SPI_tuptable->tupdesc, 1, &isnull));
+		}
+	}
+	SPI_finish();
+	doc_session_end(&session);
+}
+
+static List *
+start_chunk(Engine *engine)
+{
+	List	   *states = NIL;
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		ApplyState *st = palloc0(sizeof(ApplyState));
+		HASHCTL		ctl;
+
+		st->ei = ei;
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(((PendingKey *) NULL)->id);
+		ctl.entrysize = sizeof(PendingKey);
+		ctl.hcxt = CurrentMemoryContext;
+		st->keys = hash_create("flusso pending keys", 256, &ctl,
+							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+		st->rule_inputs = ei->broken ? NULL
+			: palloc0(sizeof(List *) * Max(list_length(ei->resolver->rules), 1));
+		states = lappend(states, st);
+	}
+	return states;
+}
+
+static int64
+finish_chunk(List *states)
+{
+	ListCell   *lc;
+	int64		written = 0;
+
+	foreach(lc, states)
+	{
+		ApplyState *st = lfirst(lc);
+		char	   *failure;
+
+		if (st->ei->broken)
+			continue;
+		if (attempt(apply_index, st, &failure))
+			written += st->written;
+		else
+		{
+			st->ei->broken = true;
+			mark_index_error(st->ei->index->name, failure);
+		}
+	}
+	return written;
+}
+
+/*
+ * Apply a batch to every index; the caller's transaction commits it.  The
+ * batch is taken flusso.batch_size changes at a time, each chunk resolved,
+ * built and written before the next is read, so that a transaction of any
+ * size is applied in bounded memory.  Returns the documents written or
+ * deleted.
+ */
+int64
+engine_apply(Engine *engine, ChangeBatch *batch)
+{
+	MemoryContext chunk_context = AllocSetContextCreate(CurrentMemoryContext,
+														"flusso apply chunk",
+														ALLOCSET_DEFAULT_SIZES);
+	int64		written = 0;
+	bool		more = true;
+
+	batch_begin_scan(batch);
+	while (more)
+	{
+		MemoryContext old = MemoryContextSwitchTo(chunk_context);
+		List	   *states = start_chunk(engine);
+		ThinChange	change;
+		int			n = 0;
+		ListCell   *lc;
+
+		while (n < flusso_batch_size && (more = batch_next(batch, &change)))
+		{
+			foreach(lc, states)
+			{
+				ApplyState *st = lfirst(lc);
+
+				if (!st->ei->broken)
+					collect(st, &change);
+			}
+			n++;
+		}
+		written += finish_chunk(states);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(chunk_context);
+	}
+	MemoryContextDelete(chunk_context);
+	return written;
+}

@@ -1,0 +1,81 @@
+# Live changes reach the documents: every change committed after an index
+# is defined rebuilds exactly the documents it affects — the root row, the
+# old and the new parent of a moved child, every referrer of a belongs_to
+# target, both sides of a junction — and a document that builds nothing
+# is deleted.  (Seeding the rows that existed before is a later piece.)
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FlussoTest;
+
+my $node = flusso_node('documents');
+load_library($node, 'library');
+for my $index ('books', 'authors')
+{
+	my $definition = slurp_file(fixture_path("$index.schema.yml"));
+	$node->safe_psql('library',
+		"SELECT flusso_create_index('$index', \$def\$$definition\$def\$)");
+}
+$node->safe_psql('library', 'SELECT count(*) FROM flusso_provision()');
+ok( $node->poll_query_until(
+		'library', q{SELECT count(*) = 1 FROM pg_stat_activity
+		  WHERE backend_type = 'flusso worker' AND query = 'streaming'}),
+	'the worker streams');
+
+# After each change: exactly these documents are stored, each equal to a
+# fresh build.
+sub documents_are
+{
+	my ($index, $ids, $name) = @_;
+	my $list = join(',', map { "'$_'" } @$ids);
+	my $expected = join(',', sort @$ids);
+	ok( $node->poll_query_until(
+			'library', qq{SELECT string_agg(id, ',' ORDER BY id) = '$expected'
+			  AND bool_and(doc = flusso_build('$index', id))
+			  FROM flusso_docs.$index}),
+		$name);
+}
+
+$node->safe_psql('library', q{UPDATE books SET title = 'Il sistema periodico (1975)' WHERE id = 2});
+documents_are('books', ['2'], 'a root row change builds its document');
+
+$node->safe_psql('library', q{UPDATE reviews SET book_id = 3 WHERE id = 1});
+documents_are('books', ['1', '2', '3'], 'a review moved to another book rebuilds the old and the new book');
+is($node->safe_psql('library', q{SELECT doc->>'reviewCount' FROM flusso_docs.books WHERE id = '1'}),
+	'1', 'the old parent lost the review');
+
+$node->safe_psql('library', q{DELETE FROM reviews WHERE id = 4});
+documents_are('books', ['1', '2', '3'], 'deleting a child rebuilds its parent');
+is($node->safe_psql('library', q{SELECT doc->'reviews' FROM flusso_docs.books WHERE id = '2'}),
+	'[]', 'the deleted review is gone from its book');
+
+$node->safe_psql('library', q{UPDATE books SET publisher_id = 3 WHERE id = 4});
+$node->safe_psql('library', q{UPDATE publishers SET name = 'Penguin Books' WHERE id = 1});
+documents_are('books', ['1', '2', '3', '4'], 'renaming a publisher rebuilds every book that belongs to it');
+
+$node->safe_psql('library', q{DELETE FROM book_authors WHERE book_id = 4 AND author_id = 4});
+$node->safe_psql('library', q{UPDATE authors SET name = 'Primo Michele Levi' WHERE id = 3});
+# books are the far side of the authors' many_to_many, and publishers are
+# read below them: the changes above already rebuilt authors 1, 2 and 3
+documents_are('authors', ['1', '2', '3'], 'a junction row and an author rename rebuild the authors');
+documents_are('books', ['1', '2', '3', '4'], 'and every book of the renamed author');
+is($node->safe_psql('library', q{SELECT doc->'authors'->0->>'name' FROM flusso_docs.books WHERE id = '2'}),
+	'primo michele levi', 'the far side of a many_to_many is current');
+
+$node->safe_psql('library', q{BEGIN; UPDATE books SET withdrawn = true WHERE id = 1;
+	UPDATE loans SET returned_at = now() WHERE id = 3; COMMIT});
+documents_are('books', ['2', '3', '4'], 'a soft-deleted book is deleted, in a multi-statement transaction');
+
+$node->safe_psql('library', q{UPDATE authors SET name = 'Anonymous' WHERE id = 1});
+documents_are('authors', ['2', '3'], 'an author leaving the root filter is deleted');
+
+$node->safe_psql('library', q{TRUNCATE loans});
+documents_are('books', ['2', '3', '4'], 'truncating a related table rebuilds every book');
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso_docs.books WHERE doc->'currentLoan' <> 'null'}),
+	'0', 'with no current loan left');
+
+done_testing();
