@@ -91,15 +91,21 @@ INSERT INTO books (id, isbn, title, language) VALUES (5, '978-0-00-000005-0', 'I
 INSERT INTO book_authors VALUES (5, 1, 1);
 SQL
 	for _ in $(seq 1 100); do
-		n=$(psql_demo -U postgres -d library -At -c 'SELECT count(*) FROM flusso.capture_log')
-		[ "$n" -ge 4 ] && break
+		n=$(psql_demo -U postgres -d library -At -c 'SELECT count(*) FROM flusso_docs.books')
+		[ "$n" -ge 3 ] && break
 		sleep 0.2
 	done
 	psql_demo -U postgres -d library <<SQL
 \echo '-- what the worker captured (flusso.capture_log), old and new keys:'
 SELECT relid::regclass AS "table", op, old_key, new_key FROM flusso.capture_log ORDER BY commit_lsn, id;
+\echo '-- the documents those changes rebuilt, in flusso_docs.books:'
+SELECT id, doc->>'title' AS title, doc->>'reviewCount' AS reviews,
+       doc->'currentLoan' AS loan, doc->'authors' AS authors
+FROM flusso_docs.books ORDER BY id;
+\echo '-- one of them in full:'
+SELECT jsonb_pretty(doc) FROM flusso_docs.books WHERE id = '5';
 \echo '-- flusso_status() after the changes:'
-SELECT index, phase, changes_captured, batches, confirmed_lsn IS NOT NULL AS confirmed FROM flusso_status();
+SELECT index, phase, changes_captured, documents_written, batches FROM flusso_status();
 SQL
 
 	cat <<EOF2
@@ -109,9 +115,9 @@ The demo cluster is running.
   log:      $dir/server.log
   stop:     make demo-stop
 
-This build captures every change of the tables the indexes read (what
-flusso.capture_log shows); building the documents from them and seeding
-the rows that existed before are the next pieces of work.
+Documents follow every change made after the index was defined; seeding
+the rows that existed before is the next piece of work, so the books not
+touched above have no document yet.
 EOF2
 }
 
