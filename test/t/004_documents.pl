@@ -78,4 +78,19 @@ documents_are('books', ['2', '3', '4'], 'truncating a related table rebuilds eve
 is($node->safe_psql('library', q{SELECT count(*) FROM flusso_docs.books WHERE doc->'currentLoan' <> 'null'}),
 	'0', 'with no current loan left');
 
+# flusso_verify compares every stored document with a fresh build.
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso_verify('books')}),
+	'0', 'flusso_verify finds the books index in order');
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso_verify('authors')}),
+	'0', 'and the authors index');
+$node->safe_psql('library', q{
+	UPDATE flusso_docs.books SET doc = '{}' WHERE id = '2';
+	DELETE FROM flusso_docs.books WHERE id = '3';
+	INSERT INTO flusso_docs.books (id, doc) VALUES ('1', '{}');
+});
+is( $node->safe_psql('library',
+		q{SELECT string_agg(id || ' ' || problem, ', ' ORDER BY id) FROM flusso_verify('books')}),
+	'1 extra, 2 different, 3 missing',
+	'and reports what is extra, different and missing');
+
 done_testing();
