@@ -26,7 +26,7 @@
 PG_MODULE_MAGIC;
 
 char	   *flusso_publication = NULL;
-int			flusso_batch_size = 10000;
+int			flusso_batch_size = 100000;
 int			flusso_batch_timeout = 200;
 int			flusso_naptime = 100;
 int			flusso_slot_save_interval = 1000;
@@ -46,7 +46,8 @@ define_settings(void)
 							   NULL, NULL, NULL);
 	DefineCustomIntVariable("flusso.batch_size",
 							"Changes the worker decodes before applying them.",
-							NULL, &flusso_batch_size, 10000, 1, 1000000,
+							"A transaction is never split; while catching up, larger batches build each document fewer times.",
+							&flusso_batch_size, 100000, 1, 10000000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("flusso.batch_timeout",
 							"Longest time the worker decodes before applying what it has.",

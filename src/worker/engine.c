@@ -32,7 +32,6 @@
 #include "document/build.h"
 #include "document/resolve.h"
 #include "document/session.h"
-#include "flusso.h"
 #include "index/definition.h"
 #include "sink/table_sink.h"
 #include "worker/engine.h"
@@ -454,12 +453,33 @@ finish_chunk(List *states)
 	return written;
 }
 
+/* keys (and values still to resolve) a chunk gathers before it is applied */
+#define CHUNK_KEYS 20000
+
+static int64
+pending(List *states)
+{
+	ListCell   *lc;
+	int64		n = 0;
+
+	foreach(lc, states)
+	{
+		ApplyState *st = lfirst(lc);
+
+		n += hash_get_num_entries(st->keys);
+		for (int r = 0; st->rule_inputs && r < list_length(st->ei->resolver->rules); r++)
+			n += list_length(st->rule_inputs[r]);
+	}
+	return n;
+}
+
 /*
- * Apply a batch to every index; the caller's transaction commits it.  The
- * batch is taken flusso.batch_size changes at a time, each chunk resolved,
- * built and written before the next is read, so that a transaction of any
- * size is applied in bounded memory.  Returns the documents written or
- * deleted.
+ * Apply a batch to every index; the caller's transaction commits it.
+ * Changes are resolved into a deduplicated set of keys per index, which is
+ * built and written once it holds CHUNK_KEYS keys (or the batch ends), so
+ * that a document changed many times in a batch is built once, and a batch
+ * of any size is applied in bounded memory.  Returns the documents written
+ * or deleted.
  */
 int64
 engine_apply(Engine *engine, ChangeBatch *batch)
@@ -479,7 +499,7 @@ engine_apply(Engine *engine, ChangeBatch *batch)
 		int			n = 0;
 		ListCell   *lc;
 
-		while (n < flusso_batch_size && (more = batch_next(batch, &change)))
+		while ((more = batch_next(batch, &change)))
 		{
 			foreach(lc, states)
 			{
@@ -488,7 +508,9 @@ engine_apply(Engine *engine, ChangeBatch *batch)
 				if (!st->ei->broken)
 					collect(st, &change);
 			}
-			n++;
+			/* counting is not free: look every thousand changes */
+			if (++n % 1000 == 0 && pending(states) >= CHUNK_KEYS)
+				break;
 		}
 		written += finish_chunk(states);
 		MemoryContextSwitchTo(old);
