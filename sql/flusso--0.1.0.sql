@@ -134,6 +134,13 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION flusso_verify(text)
 	IS 'stored documents against a fresh build: missing, extra or different; nothing when all agree';
 
+CREATE FUNCTION flusso_search(name text, query text)
+RETURNS TABLE (id text, doc jsonb, rank real)
+AS 'MODULE_PATHNAME', 'flusso_search'
+LANGUAGE C STRICT STABLE;
+COMMENT ON FUNCTION flusso_search(text, text)
+	IS 'documents matching a web-search query over the text and identifier fields, best first';
+
 CREATE FUNCTION flusso_status()
 RETURNS TABLE (index text, phase text, snapshot_done bigint, snapshot_total bigint,
 			   worker_pid integer, slot text, confirmed_lsn pg_lsn, lag_bytes bigint,
@@ -160,6 +167,7 @@ REVOKE ALL ON FUNCTION flusso_change(bytea) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_build(text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_verify(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_search(text, text) FROM PUBLIC;
 REVOKE ALL ON flusso_indexes FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION flusso_create_index(text, text, boolean) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_drop_index(text) TO flusso_admin;
@@ -171,6 +179,7 @@ GRANT EXECUTE ON FUNCTION flusso_change(bytea) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_status() TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_build(text, text) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_verify(text) TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_search(text, text) TO flusso_admin;
 GRANT SELECT ON flusso_indexes TO flusso_admin;
 
 -- Tell the launcher about this database when CREATE EXTENSION commits: a

@@ -2,8 +2,9 @@
  *
  * table_sink.c
  *	  Creates and drops flusso_docs.<index>(id text PRIMARY KEY, doc jsonb,
- *	  updated_at), owned by the index's owner, readable by flusso_admin,
- *	  with a GIN index (jsonb_path_ops) for containment queries on doc.
+ *	  search tsvector, updated_at), owned by the index's owner, readable by
+ *	  flusso_admin, with GIN indexes on doc (jsonb_path_ops, for containment
+ *	  queries) and on search (full text over the text and identifier fields).
  *
  * The table is not a member of the extension: pg_dump keeps it with its
  * documents, which match the rows dumped beside them, and DROP EXTENSION
@@ -46,9 +47,11 @@ sink_table_ensure(const char *index_name, Oid owner)
 	SPI_connect();
 	catalog_become_owner(&saved);
 	run(psprintf("CREATE TABLE %s (id pg_catalog.text PRIMARY KEY, doc pg_catalog.jsonb NOT NULL, "
+				 "search pg_catalog.tsvector NOT NULL DEFAULT '', "
 				 "updated_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp())",
 				 table));
 	run(psprintf("CREATE INDEX ON %s USING gin (doc pg_catalog.jsonb_path_ops)", table));
+	run(psprintf("CREATE INDEX ON %s USING gin (search)", table));
 	run(psprintf("ALTER TABLE %s OWNER TO %s", table,
 				 quote_identifier(GetUserNameFromId(owner, false))));
 	run(psprintf("GRANT SELECT ON %s TO %s", table, FLUSSO_ADMIN_ROLE));

@@ -31,6 +31,7 @@
 #include "check/attempt.h"
 #include "document/build.h"
 #include "document/resolve.h"
+#include "document/search.h"
 #include "document/session.h"
 #include "index/definition.h"
 #include "sink/table_sink.h"
@@ -94,14 +95,15 @@ compile_index(void *arg)
 	ei->resolver = doc_compile_resolver(ei->index->schema);
 	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
 	ei->apply_sql = psprintf("WITH built AS (%s), "
-							 "up AS (INSERT INTO %s AS s (id, doc) SELECT id, doc FROM built "
-							 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, "
+							 "up AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
+							 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
 							 "updated_at = pg_catalog.clock_timestamp() "
 							 "WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
 							 "del AS (DELETE FROM %s s WHERE s.id = ANY($%d::pg_catalog.text[]) "
 							 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id = s.id) RETURNING 1) "
 							 "SELECT (SELECT pg_catalog.count(*) FROM up) + (SELECT pg_catalog.count(*) FROM del)",
-							 ei->query->sql, sink, sink, ids);
+							 ei->query->sql, sink, doc_search_expr(ei->index->schema, "built.doc"),
+							 sink, ids);
 }
 
 /* names and versions, in order: a change of either reloads the engine */

@@ -78,6 +78,15 @@ documents_are('books', ['2', '3', '4'], 'truncating a related table rebuilds eve
 is($node->safe_psql('library', q{SELECT count(*) FROM flusso_docs.books WHERE doc->'currentLoan' <> 'null'}),
 	'0', 'with no current loan left');
 
+# flusso_search ranks documents by their text and identifier fields,
+# nested ones included (the lower-cased author names of books).
+is( $node->safe_psql('library',
+		q{SELECT string_agg(id, ',' ORDER BY rank DESC, id) FROM flusso_search('books', 'levi')}),
+	'2', 'flusso_search finds a book by its author');
+is( $node->safe_psql('library',
+		q{SELECT string_agg(id, ',' ORDER BY id) FROM flusso_search('books', 'darkness OR periodico')}),
+	'2,3', 'and takes web-search syntax');
+
 # flusso_verify compares every stored document with a fresh build.
 is($node->safe_psql('library', q{SELECT count(*) FROM flusso_verify('books')}),
 	'0', 'flusso_verify finds the books index in order');
