@@ -13,18 +13,7 @@ use Test::More;
 use FlussoTest;
 
 my $node = flusso_node('documents');
-load_library($node, 'library');
-for my $index ('books', 'authors')
-{
-	my $definition = slurp_file(fixture_path("$index.schema.yml"));
-	$node->safe_psql('library',
-		"SELECT flusso_create_index('$index', \$def\$$definition\$def\$)");
-}
-$node->safe_psql('library', 'SELECT count(*) FROM flusso_provision()');
-ok( $node->poll_query_until(
-		'library', q{SELECT count(*) = 1 FROM pg_stat_activity
-		  WHERE backend_type = 'flusso worker' AND query = 'streaming'}),
-	'the worker streams');
+ok(streaming_library($node), 'the library indexes are defined and the worker streams');
 
 # After each change: exactly these documents are stored, each equal to a
 # fresh build.

@@ -15,18 +15,7 @@ use Test::More;
 use FlussoTest;
 
 my $node = flusso_node('workload');
-load_library($node, 'library');
-for my $index ('books', 'authors')
-{
-	my $definition = slurp_file(fixture_path("$index.schema.yml"));
-	$node->safe_psql('library',
-		"SELECT flusso_create_index('$index', \$def\$$definition\$def\$)");
-}
-$node->safe_psql('library', 'SELECT count(*) FROM flusso_provision()');
-ok( $node->poll_query_until(
-		'library', q{SELECT count(*) = 1 FROM pg_stat_activity
-		  WHERE backend_type = 'flusso worker' AND query = 'streaming'}),
-	'the worker streams');
+ok(streaming_library($node), 'the library indexes are defined and the worker streams');
 
 # Seeding is a later piece: touch every root row so that every document is
 # built through the live path before the workload starts.
