@@ -122,11 +122,14 @@ typed_param(BuildContext *cx, const Table *table, const char *column, const char
 					column_type_sql(table, column));
 }
 
-/* The table's primary key columns, from the catalog. */
-static ColumnList
-primary_key(const Table *table)
+/*
+ * The primary key columns of relid (qualified names it in errors), from the
+ * catalog; an error when it has none.
+ */
+ColumnList
+doc_primary_key(Oid relid, const char *qualified)
 {
-	Relation	rel = table_open(table->relid, AccessShareLock);
+	Relation	rel = table_open(relid, AccessShareLock);
 	Bitmapset  *keys = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_PRIMARY_KEY);
 	ColumnList	list = {0, NULL};
 	int			i = -1;
@@ -135,11 +138,11 @@ primary_key(const Table *table)
 	list.columns = palloc(sizeof(char *) * Max(bms_num_members(keys), 1));
 	while ((i = bms_next_member(keys, i)) >= 0)
 		list.columns[list.ncolumns++] =
-			get_attname(table->relid, i + FirstLowInvalidHeapAttributeNumber, false);
+			get_attname(relid, i + FirstLowInvalidHeapAttributeNumber, false);
 	if (list.ncolumns == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("table %s has no primary key", table->qualified),
+				 errmsg("table %s has no primary key", qualified),
 				 errhint("Declare primary_key in the definition, or add a PRIMARY KEY.")));
 	return list;
 }
@@ -315,7 +318,7 @@ aggregate_expr(BuildContext *cx, const SchemaField *field, const Table *parent,
 {
 	Table	   *related = open_table(cx, field->namespace, field->table);
 	ColumnList	key = field->through || field->aggregate == AGG_IDS
-		? primary_key(related) : (ColumnList) {0, NULL};
+		? doc_primary_key(related->relid, related->qualified) : (ColumnList) {0, NULL};
 	char	   *rows = related_rows(cx, field, parent, parent_key, related, &key);
 
 	switch (field->aggregate)
@@ -417,7 +420,8 @@ doc_build_query(const IndexSchema *schema)
 	BuildContext cx = {NIL, NIL, 0};
 	DocumentQuery *query = palloc0(sizeof(DocumentQuery));
 	Table	   *root = open_table(&cx, schema->namespace, schema->table);
-	ColumnList	key = schema->primary_key.ncolumns > 0 ? schema->primary_key : primary_key(root);
+	ColumnList	key = schema->primary_key.ncolumns > 0
+		? schema->primary_key : doc_primary_key(root->relid, root->qualified);
 	char	   *doc = object_expr(&cx, &schema->fields, root, &key);
 	StringInfoData where;
 	StringInfoData id;
@@ -448,6 +452,7 @@ doc_build_query(const IndexSchema *schema)
 
 	query->nparams = list_length(cx.param_types);
 	query->nkeys = key.ncolumns;
+	query->key_columns = key.columns;
 	for (int i = 0; i < key.ncolumns; i++)
 	{
 		appendStringInfo(&id, "%s%s::pg_catalog.text", i ? ", " : "", column_ref(root, key.columns[i]));

@@ -27,8 +27,10 @@ typedef struct DocumentQuery
 	Oid		   *param_types;
 	Datum	   *param_values;
 	int			nkeys;			/* key columns, each a trailing text[] */
+	char	  **key_columns;	/* their names, in parameter order */
 } DocumentQuery;
 
 extern DocumentQuery *doc_build_query(const IndexSchema *schema);
+extern ColumnList doc_primary_key(Oid relid, const char *qualified);
 
 #endif							/* FLUSSO_DOCUMENT_BUILD_H */

@@ -25,20 +25,6 @@
 
 PG_FUNCTION_INFO_V1(flusso_build);
 
-static StoredIndex *
-find_index(const char *name)
-{
-	StoredIndex *index = index_load(name);
-
-	if (index)
-		return index;
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("index \"%s\" does not exist", name),
-			 errhint("SELECT name FROM flusso_indexes lists the indexes.")));
-	return NULL;
-}
-
 /* flusso_build(name text, id text) RETURNS jsonb */
 Datum
 flusso_build(PG_FUNCTION_ARGS)
@@ -53,7 +39,7 @@ flusso_build(PG_FUNCTION_ARGS)
 	char	   *part = id;
 
 	flusso_require_admin();
-	index = find_index(name);
+	index = index_load(name);
 	query = doc_build_query(index->schema);
 
 	/* a composite id joins its key values with ':' */

@@ -19,13 +19,11 @@
  */
 #include "postgres.h"
 
-#include "access/sysattr.h"
-#include "access/table.h"
 #include "catalog/namespace.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/rel.h"
 
+#include "document/build.h"
 #include "document/resolve.h"
 
 /* A level of the join tree: its table and how its keys lead up. */
@@ -104,16 +102,13 @@ add_rule(IndexResolver *resolver, const Level *level, List *columns, ResolveStep
 static char *
 single_primary_key(const Level *level)
 {
-	Relation	rel = table_open(level->relid, AccessShareLock);
-	Bitmapset  *keys = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_PRIMARY_KEY);
+	ColumnList	key = doc_primary_key(level->relid, level->qualified);
 
-	table_close(rel, AccessShareLock);
-	if (bms_num_members(keys) != 1)
+	if (key.ncolumns != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("table %s needs a single-column primary key", level->qualified)));
-	return get_attname(level->relid, bms_next_member(keys, -1) + FirstLowInvalidHeapAttributeNumber,
-					   false);
+	return key.columns[0];
 }
 
 /*

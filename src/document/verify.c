@@ -15,17 +15,12 @@
  */
 #include "postgres.h"
 
-#include "access/sysattr.h"
-#include "access/table.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/rel.h"
 
 #include "document/build.h"
 #include "document/session.h"
@@ -36,34 +31,15 @@ PG_FUNCTION_INFO_V1(flusso_verify);
 
 /* SELECT array_agg(k1::text), ... FROM root: every root key, aligned. */
 static char *
-all_keys_sql(const IndexSchema *schema)
+all_keys_sql(const IndexSchema *schema, const DocumentQuery *q)
 {
 	StringInfoData buf;
-	Oid			relid = get_relname_relid(schema->table,
-										   get_namespace_oid(schema->namespace, false));
-	List	   *keys = NIL;
-	ListCell   *lc;
 
-	if (schema->primary_key.ncolumns > 0)
-	{
-		for (int i = 0; i < schema->primary_key.ncolumns; i++)
-			keys = lappend(keys, schema->primary_key.columns[i]);
-	}
-	else
-	{
-		Relation	rel = table_open(relid, AccessShareLock);
-		Bitmapset  *pk = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_PRIMARY_KEY);
-		int			i = -1;
-
-		table_close(rel, AccessShareLock);
-		while ((i = bms_next_member(pk, i)) >= 0)
-			keys = lappend(keys, get_attname(relid, i + FirstLowInvalidHeapAttributeNumber, false));
-	}
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "SELECT ");
-	foreach(lc, keys)
+	for (int k = 0; k < q->nkeys; k++)
 		appendStringInfo(&buf, "%sCOALESCE(pg_catalog.array_agg(%s::pg_catalog.text), '{}')",
-						 lc == list_head(keys) ? "" : ", ", quote_identifier(lfirst(lc)));
+						 k ? ", " : "", quote_identifier(q->key_columns[k]));
 	appendStringInfo(&buf, " FROM %s", quote_qualified_identifier(schema->namespace, schema->table));
 	return buf.data;
 }
@@ -83,11 +59,6 @@ flusso_verify(PG_FUNCTION_ARGS)
 	flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
 	index = index_load(name);
-	if (index == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("index \"%s\" does not exist", name),
-				 errhint("SELECT name FROM flusso_indexes lists the indexes.")));
 	q = doc_build_query(index->schema);
 	sql = psprintf("WITH built AS (%s) "
 				   "SELECT COALESCE(b.id, s.id), CASE WHEN s.id IS NULL THEN 'missing' "
@@ -99,7 +70,7 @@ flusso_verify(PG_FUNCTION_ARGS)
 
 	doc_session_begin(&session, index->owner);
 	SPI_connect();
-	if (SPI_execute(all_keys_sql(index->schema), true, 1) != SPI_OK_SELECT)
+	if (SPI_execute(all_keys_sql(index->schema, q), true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the keys of index \"%s\"", name);
 	values = palloc(sizeof(Datum) * (q->nparams + q->nkeys));
 	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);

@@ -122,13 +122,25 @@ index_load_all(void)
 	return load_indexes(NULL);
 }
 
-/* One stored index, or NULL when there is none of that name. */
+/* Raise the error every SQL function gives for an unknown index name. */
+void
+index_report_missing(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("index \"%s\" does not exist", name),
+			 errhint("SELECT name FROM flusso_indexes lists the indexes.")));
+}
+
+/* One stored index; an error when there is none of that name. */
 StoredIndex *
 index_load(const char *name)
 {
 	List	   *found = load_indexes(name);
 
-	return found ? linitial(found) : NULL;
+	if (found == NIL)
+		index_report_missing(name);
+	return linitial(found);
 }
 
 /* The names of every stored index, in order: no definition is parsed. */

@@ -34,6 +34,7 @@ typedef struct StoredIndex
 extern ParsedDefinition *index_parse_definition(const text *definition);
 extern List *index_load_all(void);
 extern StoredIndex *index_load(const char *name);
+extern void index_report_missing(const char *name) pg_attribute_noreturn();
 extern List *index_load_names(void);
 
 #endif							/* FLUSSO_INDEX_DEFINITION_H */

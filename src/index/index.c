@@ -64,15 +64,6 @@ lock_index(const char *name)
 	return DatumGetObjectId(owner);
 }
 
-static void
-raise_no_such_index(const char *name)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("index \"%s\" does not exist", name),
-			 errhint("SELECT name FROM flusso_indexes lists the indexes.")));
-}
-
 /*
  * flusso_create_index(name text, definition text, replace boolean)
  *
@@ -160,7 +151,7 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	owner = lock_index(name);
 	catalog_restore_user(&saved);
 	if (!OidIsValid(owner))
-		raise_no_such_index(name);
+		index_report_missing(name);
 	flusso_require_owner(owner, name);
 
 	catalog_become_owner(&saved);
@@ -190,8 +181,6 @@ flusso_mapping(PG_FUNCTION_ARGS)
 
 	flusso_require_admin();
 	index = index_load(name);
-	if (index == NULL)
-		raise_no_such_index(name);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
 										CStringGetDatum(schema_mapping_json(index->schema))));
 }
