@@ -10,13 +10,11 @@
 set -euo pipefail
 source "$(dirname "$0")/cluster.sh"
 
-scale=${BENCH_SCALE:-1}
 rounds=${BENCH_ROUNDS:-5}
-rows_a=$(awk "BEGIN { print int(500000 * $scale) }")
-rows_b=$(awk "BEGIN { print int(100000 * $scale) }")
+rows_a=$(scaled 500000)
+rows_b=$(scaled 100000)
 
 bench_start
-[ -n "${BENCH_KEEP:-}" ] && trap - EXIT
 echo "decode.sh: $rows_a updates on bench_a, $rows_b on bench_b, $rounds rounds"
 
 bench_psql <<SQL

@@ -11,12 +11,10 @@
 set -euo pipefail
 source "$(dirname "$0")/cluster.sh"
 
-scale=${BENCH_SCALE:-1}
-users=$(awk "BEGIN { print int(200000 * $scale) }")
-orders=$(awk "BEGIN { print int(1000000 * $scale) }")
+users=$(scaled 200000)
+orders=$(scaled 1000000)
 
 bench_start
-[ -n "${BENCH_KEEP:-}" ] && trap - EXIT
 echo "live.sh: $users users, $orders orders"
 
 bench_psql <<SQL
