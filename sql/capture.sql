@@ -53,7 +53,7 @@ BEGIN;
 INSERT INTO cap_hidden VALUES (2);
 UPDATE cap_hidden SET id = 20 WHERE id = 2;
 COMMIT;
-INSERT INTO flusso.signal (id, kind) VALUES ('00000000-0000-0000-0000-00000000000a', 'test');
+INSERT INTO flusso.signal (id, kind, index_name) VALUES ('00000000-0000-0000-0000-00000000000a', 'resnapshot', 'none');
 SELECT * FROM pg_temp.changes();
 
 -- the publication is named by an option; one that does not exist at the

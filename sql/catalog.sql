@@ -65,6 +65,7 @@ SELECT flusso_drop_index('users');
 SELECT count(*) FROM flusso_indexes;
 SELECT * FROM pg_temp.sink_tables();
 SELECT flusso_drop_index('users');
+SELECT flusso_resnapshot('users');
 SELECT flusso_create_index('a name', 'version: 1');
 
 -- roles: plain users are refused, flusso_admin members manage their own
@@ -74,6 +75,7 @@ CREATE ROLE regress_flusso_bob IN ROLE flusso_admin;
 
 SET ROLE regress_flusso_plain;
 SELECT flusso_create_index('t', E'version: 1\ntable: t\nfields: []');
+SELECT flusso_resnapshot('t');
 SELECT * FROM flusso_indexes;
 SELECT * FROM flusso.index;
 INSERT INTO flusso.index (name, version, schema_name, table_name, definition, source, owner)
@@ -91,6 +93,7 @@ SELECT * FROM pg_temp.sink_tables();
 SET ROLE regress_flusso_bob;
 SELECT flusso_create_index('alices', E'version: 1\ntable: u\nfields: []', true);
 SELECT flusso_drop_index('alices');
+SELECT flusso_resnapshot('alices');
 RESET ROLE;
 
 -- a function granted to a non-member by mistake still refuses

@@ -43,13 +43,29 @@ SELECT pg_catalog.pg_extension_config_dump('flusso.index', '');
 -- stream in commit order.  Rows are transient, so they are not dumped.
 CREATE TABLE flusso.signal (
 	id			uuid PRIMARY KEY DEFAULT pg_catalog.gen_random_uuid(),
-	kind		text NOT NULL,
-	payload		jsonb NOT NULL DEFAULT '{}',
+	kind		text NOT NULL CHECK (kind IN ('low', 'high', 'resnapshot')),
+	index_name	text NOT NULL,
 	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
-COMMENT ON TABLE flusso.signal IS 'flusso snapshot watermarks and signals';
+COMMENT ON TABLE flusso.signal IS 'flusso snapshot watermarks and re-snapshot requests, read in stream order';
 
--- The slot of this database, once created: a slot missing later was lost.
+CREATE SCHEMA flusso_seed;
+REVOKE ALL ON SCHEMA flusso_seed FROM PUBLIC;
+GRANT USAGE ON SCHEMA flusso_seed TO flusso_admin;
+COMMENT ON SCHEMA flusso_seed IS 'flusso shadow tables: documents being seeded, swapped into flusso_docs when done';
+
+CREATE TABLE flusso.seed (
+	index_name	text PRIMARY KEY,
+	version		text NOT NULL,
+	last_key	text[],
+	max_key		text[],
+	done		bigint NOT NULL DEFAULT 0,
+	total		bigint NOT NULL DEFAULT 0,
+	started_at	timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+	updated_at	timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp()
+);
+COMMENT ON TABLE flusso.seed IS 'flusso seeds in progress: the chunk cursor, written with each chunk''s documents';
+
 CREATE TABLE flusso.stream (
 	slot_name	text PRIMARY KEY,
 	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
@@ -152,6 +168,13 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION flusso_status()
 	IS 'per index: phase and progress; per database: worker, slot, lag, counters, last error';
 
+CREATE FUNCTION flusso_resnapshot(name text)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'flusso_resnapshot'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION flusso_resnapshot(text)
+	IS 'seed an index again from its tables, once this request arrives in stream order';
+
 CREATE VIEW flusso_indexes AS
 	SELECT name, version, schema_name, table_name, definition, created_at
 	FROM flusso.index;
@@ -168,6 +191,7 @@ REVOKE ALL ON FUNCTION flusso_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_build(text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_verify(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flusso_search(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flusso_resnapshot(text) FROM PUBLIC;
 REVOKE ALL ON flusso_indexes FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION flusso_create_index(text, text, boolean) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_drop_index(text) TO flusso_admin;
@@ -180,6 +204,7 @@ GRANT EXECUTE ON FUNCTION flusso_status() TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_build(text, text) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_verify(text) TO flusso_admin;
 GRANT EXECUTE ON FUNCTION flusso_search(text, text) TO flusso_admin;
+GRANT EXECUTE ON FUNCTION flusso_resnapshot(text) TO flusso_admin;
 GRANT SELECT ON flusso_indexes TO flusso_admin;
 
 -- Tell the launcher about this database when CREATE EXTENSION commits: a

@@ -30,6 +30,7 @@ int			flusso_batch_size = 100000;
 int			flusso_batch_timeout = 200;
 int			flusso_naptime = 100;
 int			flusso_slot_save_interval = 1000;
+int			flusso_snapshot_chunk_size = 10000;
 int			flusso_work_mem = 65536;
 bool		flusso_capture_log = false;
 char	   *flusso_test_crash_file = NULL;
@@ -57,6 +58,11 @@ define_settings(void)
 							"How long the worker sleeps when it has caught up.",
 							NULL, &flusso_naptime, 100, 1, 60000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.snapshot_chunk_size",
+							"Root keys a seed reads, builds and writes at a time.",
+							"Each chunk is read in a transaction of its own and written with the seed's cursor.",
+							&flusso_snapshot_chunk_size, 10000, 1, 1000000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("flusso.slot_save_interval",
 							"Shortest time between two writes of the slot to disk.",
 							"A crash redelivers at most the changes confirmed since.",

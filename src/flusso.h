@@ -15,6 +15,7 @@ extern int	flusso_batch_size;
 extern int	flusso_batch_timeout;
 extern int	flusso_naptime;
 extern int	flusso_slot_save_interval;
+extern int	flusso_snapshot_chunk_size;
 extern int	flusso_work_mem;
 extern bool flusso_capture_log;
 extern char *flusso_test_crash_file;

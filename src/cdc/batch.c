@@ -27,6 +27,8 @@
 #define RECORD_IDENTITY_OFFSET (1 + 1 + 4 + 8 + 8)
 #define RECORD_XID_OFFSET 2
 #define RECORD_TIME_OFFSET (1 + 1 + 4 + 8)
+#define RECORD_OP_OFFSET 1
+#define RECORD_RELID_OFFSET RECORD_IDENTITY_OFFSET
 
 typedef struct RecordKey
 {
@@ -113,9 +115,12 @@ batch_add(ChangeBatch *batch, const char *data, int len)
 	RecordKey	key;
 	bool		found;
 
-	if (len < RECORD_IDENTITY_OFFSET)
+	if (len < RECORD_IDENTITY_OFFSET + 4)
 		elog(ERROR, "flusso change record of %d bytes is too short", len);
 	batch->nreceived++;
+	if (data[RECORD_OP_OFFSET] == THIN_INSERT &&
+		(Oid) read_be(data + RECORD_RELID_OFFSET, 4) == batch->signal_relid)
+		batch->nsignals++;
 
 	xid = (TransactionId) read_be(data + RECORD_XID_OFFSET, 4);
 	(void) hash_search(batch->xids, &xid, HASH_ENTER, NULL);
@@ -269,5 +274,6 @@ batch_reset(ChangeBatch *batch)
 	batch->ndistinct = 0;
 	batch->nreceived = 0;
 	batch->oldest_commit = 0;
+	batch->nsignals = 0;
 	create_sets(batch);
 }

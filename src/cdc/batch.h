@@ -30,6 +30,8 @@ typedef struct ChangeBatch
 	int64		ndistinct;		/* in memory */
 	int64		nreceived;		/* every record, duplicates included */
 	TimestampTz oldest_commit;	/* 0 when empty */
+	Oid			signal_relid;	/* flusso.signal: inserts there end a batch */
+	int			nsignals;		/* rows inserted into it so far */
 
 	/* iteration; a change read lives until the next one is read */
 	MemoryContext scan_context;

@@ -134,8 +134,11 @@ cdc_open(const char *slot_name, List *options, ChangeBatch *batch)
 
 /*
  * Decode WAL up to the flushed position, until max_changes records are in
- * the batch or timeout_ms has passed; a transaction is never split.
- * Returns whether flushed WAL remains to be read.
+ * the batch, timeout_ms has passed, or a row was inserted into
+ * flusso.signal; a transaction is never split.  Ending the batch at a
+ * signal keeps its place in the stream: every other change of the batch
+ * came before it or with it.  Returns whether flushed WAL remains to be
+ * read.
  */
 bool
 cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
@@ -159,6 +162,7 @@ cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
 		CHECK_FOR_INTERRUPTS();
 
 		if (stream->batch->nreceived >= max_changes ||
+			stream->batch->nsignals > 0 ||
 			GetCurrentTimestamp() >= deadline)
 			break;
 	}

@@ -453,8 +453,12 @@ doc_build_query(const IndexSchema *schema)
 	query->nparams = list_length(cx.param_types);
 	query->nkeys = key.ncolumns;
 	query->key_columns = key.columns;
+	query->key_types = palloc(sizeof(Oid) * Max(key.ncolumns, 1));
+	query->root_relid = root->relid;
+	query->root_qualified = root->qualified;
 	for (int i = 0; i < key.ncolumns; i++)
 	{
+		query->key_types[i] = column_type(root, key.columns[i]);
 		appendStringInfo(&id, "%s%s::pg_catalog.text", i ? ", " : "", column_ref(root, key.columns[i]));
 		appendStringInfo(&keys, key.ncolumns == 1 ? "%s$%d::pg_catalog.text[]::%s[]"
 						 : "%spg_catalog.unnest($%d::pg_catalog.text[]::%s[])", i ? ", " : "",

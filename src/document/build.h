@@ -28,6 +28,9 @@ typedef struct DocumentQuery
 	Datum	   *param_values;
 	int			nkeys;			/* key columns, each a trailing text[] */
 	char	  **key_columns;	/* their names, in parameter order */
+	Oid		   *key_types;		/* and their types */
+	Oid			root_relid;
+	char	   *root_qualified; /* schema-qualified, quoted */
 } DocumentQuery;
 
 extern DocumentQuery *doc_build_query(const IndexSchema *schema);

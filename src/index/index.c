@@ -120,8 +120,10 @@ flusso_create_index(PG_FUNCTION_ARGS)
 		flusso_require_owner(owner, name);
 
 		catalog_become_owner(&saved);
+		/* a new meaning is seeded again; the same meaning is not */
 		if (SPI_execute_with_args("UPDATE flusso.index SET version = $2, schema_name = $3, "
 								  "table_name = $4, definition = $5, source = $6, "
+								  "needs_seed = needs_seed OR version IS DISTINCT FROM $2, "
 								  "updated_at = pg_catalog.now() WHERE name = $1",
 								  6, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update index \"%s\" in flusso.index", name);
@@ -158,6 +160,11 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	if (SPI_execute_with_args("DELETE FROM flusso.index WHERE name = $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete index \"%s\" from flusso.index", name);
+	if (SPI_execute_with_args("DELETE FROM flusso.signal WHERE index_name = $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name = $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete the signals and seed of index \"%s\"", name);
 	if (SPI_execute("SELECT 1 FROM flusso.index", false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
 	/* the last index gone: the worker drops its slot, nothing retains WAL */

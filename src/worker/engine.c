@@ -9,7 +9,13 @@
  *
  * The only place where cdc/ and document/ meet.  An index that cannot be
  * compiled or built is isolated: it goes to phase error with the reason,
- * is marked for re-seeding, and the others go on.
+ * is marked for re-seeding (its changes are skipped from then on), and the
+ * others go on; engine_retry_broken() tells when it builds again.
+ *
+ * While an index is seeded, its writes go to the seed's shadow table, and
+ * the keys its changes resolve to can be captured for the seed to drop
+ * from its chunk; engine_build() writes the chunk.  Rows inserted into
+ * flusso.signal are handed back to the caller rather than resolved.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -17,6 +23,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -33,19 +40,10 @@
 #include "document/resolve.h"
 #include "document/search.h"
 #include "document/session.h"
-#include "index/definition.h"
+#include "index/access.h"
 #include "sink/table_sink.h"
 #include "worker/engine.h"
 #include "worker/shared.h"
-
-typedef struct EngineIndex
-{
-	StoredIndex *index;
-	DocumentQuery *query;
-	IndexResolver *resolver;
-	char	   *apply_sql;
-	bool		broken;			/* could not compile: skipped */
-} EngineIndex;
 
 /* A document to rebuild: its id and, for composite keys, the parts. */
 typedef struct PendingKey
@@ -64,37 +62,56 @@ typedef struct ApplyState
 	int64		written;
 } ApplyState;
 
-static void
-mark_index_error(const char *name, const char *message)
+/*
+ * Isolate an index that failed: phase error with the reason, skipped from
+ * now on, and marked for re-seeding in the caller's transaction, since
+ * the changes it skips are lost to it.
+ */
+void
+engine_index_failed(EngineIndex *ei, const char *message)
 {
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(ei->index->name)};
 	DatabaseEntry *entry;
 
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("flusso index \"%s\" stopped: %s", ei->index->name, message),
+			 errdetail("Its documents are no longer kept up to date; the others go on."),
+			 errhint("Fix what flusso_check() reports; the index is then seeded again.")));
+	ei->broken = true;
+	ei->capture = false;
+	ei->shadow = false;
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	entry = shared_database(MyDatabaseId, false);
-	for (int i = 0; entry && i < entry->nindexes; i++)
-	{
-		if (strcmp(entry->indexes[i].name, name) == 0)
-		{
-			entry->indexes[i].phase = PHASE_ERROR;
-			strlcpy(entry->indexes[i].error, message, FLUSSO_ERROR_LEN);
-		}
-	}
 	if (entry)
-		shared_record_error(entry, psprintf("index \"%s\": %s", name, message));
+	{
+		shared_set_phase(entry, ei->index->name, PHASE_ERROR, message);
+		shared_record_error(entry, psprintf("index \"%s\": %s", ei->index->name, message));
+	}
 	LWLockRelease(flusso_shared->lock);
+
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name = $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not mark index \"%s\" for seeding", ei->index->name);
+	SPI_finish();
 }
 
 static void
 compile_index(void *arg)
 {
 	EngineIndex *ei = arg;
-	char	   *sink = psprintf("flusso_docs.%s", quote_identifier(ei->index->name));
 	int			ids;
 
 	ei->query = doc_build_query(ei->index->schema);
 	ei->resolver = doc_compile_resolver(ei->index->schema);
 	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
-	ei->apply_sql = psprintf("WITH built AS (%s), "
+	for (int shadow = 0; shadow < 2; shadow++)
+	{
+		char	   *sink = sink_table_name(ei->index->name, shadow);
+
+		ei->apply_sql[shadow] = psprintf("WITH built AS (%s), "
 							 "up AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
 							 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
 							 "updated_at = pg_catalog.clock_timestamp() "
@@ -104,6 +121,7 @@ compile_index(void *arg)
 							 "SELECT (SELECT pg_catalog.count(*) FROM up) + (SELECT pg_catalog.count(*) FROM del)",
 							 ei->query->sql, sink, doc_search_expr(ei->index->schema, "built.doc"),
 							 sink, ids);
+	}
 }
 
 /* names and versions, in order: a change of either reloads the engine */
@@ -163,17 +181,51 @@ add_columns(List **specs, const ResolveRule *rule)
 	}
 }
 
+/* The names of the indexes flusso.index marks for seeding. */
+static List *
+indexes_to_seed(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *names = NIL;
+
+	SPI_connect();
+	if (SPI_execute("SELECT name FROM flusso.index WHERE needs_seed", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.index");
+	MemoryContextSwitchTo(caller);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return names;
+}
+
+static bool
+list_has_string(List *list, const char *s)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		if (strcmp(lfirst(lc), s) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Load and compile every index, in a transaction, in the current context. */
 Engine *
 engine_load(const char *publication)
 {
 	Engine	   *engine = palloc0(sizeof(Engine));
 	List	   *specs = NIL;
+	List	   *to_seed = indexes_to_seed();
 	ListCell   *lc;
 
 	engine->signature = engine_signature();
-	engine->plugin_options = list_make1(makeDefElem("publication",
-													(Node *) makeString(pstrdup(publication)), -1));
+	engine->signal_relid = get_relname_relid("signal", get_namespace_oid(FLUSSO_SCHEMA, false));
+	engine->plugin_options = list_make2(makeDefElem("publication",
+													(Node *) makeString(pstrdup(publication)), -1),
+										makeDefElem("columns",
+													(Node *) makeString("flusso.signal:id,kind,index_name"), -1));
 	foreach(lc, index_load_all())
 	{
 		EngineIndex *ei = palloc0(sizeof(EngineIndex));
@@ -181,13 +233,11 @@ engine_load(const char *publication)
 		ListCell   *rc;
 
 		ei->index = lfirst(lc);
+		ei->needs_seed = list_has_string(to_seed, ei->index->name);
 		/* a restore brings definitions, not the extension's tables */
 		sink_table_ensure(ei->index->name, ei->index->owner);
 		if (!attempt(compile_index, ei, &failure))
-		{
-			ei->broken = true;
-			mark_index_error(ei->index->name, failure);
-		}
+			engine_index_failed(ei, failure);
 		else
 		{
 			foreach(rc, ei->resolver->rules)
@@ -199,6 +249,21 @@ engine_load(const char *publication)
 		engine->plugin_options = lappend(engine->plugin_options,
 										 makeDefElem("columns", (Node *) makeString(lfirst(lc)), -1));
 	return engine;
+}
+
+EngineIndex *
+engine_index(Engine *engine, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (strcmp(ei->index->name, name) == 0)
+			return ei;
+	}
+	return NULL;
 }
 
 static void
@@ -360,7 +425,7 @@ apply_index(void *arg)
 		}
 	}
 	if (st->truncate_root &&
-		SPI_execute(psprintf("DELETE FROM flusso_docs.%s", quote_identifier(ei->index->name)),
+		SPI_execute(psprintf("DELETE FROM %s", sink_table_name(ei->index->name, ei->shadow)),
 					false, 0) < 0)
 		elog(ERROR, "could not empty the documents of index \"%s\"", ei->index->name);
 
@@ -394,7 +459,7 @@ apply_index(void *arg)
 
 			memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + nkeys));
 			types[q->nparams + nkeys] = TEXTARRAYOID;
-			if (SPI_execute_with_args(ei->apply_sql, q->nparams + nkeys + 1, types, values,
+			if (SPI_execute_with_args(ei->apply_sql[ei->shadow], q->nparams + nkeys + 1, types, values,
 									  NULL, false, 0) != SPI_OK_SELECT)
 				elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
 			st->written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
@@ -406,12 +471,12 @@ apply_index(void *arg)
 }
 
 static List *
-start_chunk(Engine *engine)
+start_chunk_for(List *indexes)
 {
 	List	   *states = NIL;
 	ListCell   *lc;
 
-	foreach(lc, engine->indexes)
+	foreach(lc, indexes)
 	{
 		EngineIndex *ei = lfirst(lc);
 		ApplyState *st = palloc0(sizeof(ApplyState));
@@ -431,6 +496,34 @@ start_chunk(Engine *engine)
 	return states;
 }
 
+static List *
+start_chunk(Engine *engine)
+{
+	return start_chunk_for(engine->indexes);
+}
+
+/* Keep the keys st resolved to, for a seed to drop from its chunk. */
+static void
+capture_keys(ApplyState *st)
+{
+	EngineIndex *ei = st->ei;
+	MemoryContext old = MemoryContextSwitchTo(ei->capture_context);
+	int			nkeys = ei->resolver->nkeys;
+	HASH_SEQ_STATUS scan;
+	PendingKey *key;
+
+	hash_seq_init(&scan, st->keys);
+	while ((key = hash_seq_search(&scan)) != NULL)
+	{
+		char	  **parts = palloc(sizeof(char *) * nkeys);
+
+		for (int k = 0; k < nkeys; k++)
+			parts[k] = pstrdup(key->parts[k]);
+		ei->captured = lappend(ei->captured, parts);
+	}
+	MemoryContextSwitchTo(old);
+}
+
 static int64
 finish_chunk(List *states)
 {
@@ -445,12 +538,13 @@ finish_chunk(List *states)
 		if (st->ei->broken)
 			continue;
 		if (attempt(apply_index, st, &failure))
-			written += st->written;
-		else
 		{
-			st->ei->broken = true;
-			mark_index_error(st->ei->index->name, failure);
+			written += st->written;
+			if (st->ei->capture)
+				capture_keys(st);
 		}
+		else
+			engine_index_failed(st->ei, failure);
 	}
 	return written;
 }
@@ -475,17 +569,40 @@ pending(List *states)
 	return n;
 }
 
+/* The signal a change inserted, or NULL when it is not one. */
+static Signal *
+read_signal(Engine *engine, const ThinChange *change)
+{
+	Signal	   *signal;
+
+	if (change->relid != engine->signal_relid || change->op != THIN_INSERT ||
+		change->ncolumns != 3 || change->new_values == NULL)
+		return NULL;
+	for (int c = 0; c < 3; c++)
+	{
+		if (change->new_values[c].kind != THIN_TEXT)
+			return NULL;
+	}
+	signal = palloc(sizeof(Signal));
+	signal->id = pstrdup(change->new_values[0].text);
+	signal->kind = pstrdup(change->new_values[1].text);
+	signal->index_name = pstrdup(change->new_values[2].text);
+	return signal;
+}
+
 /*
  * Apply a batch to every index; the caller's transaction commits it.
  * Changes are resolved into a deduplicated set of keys per index, which is
  * built and written once it holds CHUNK_KEYS keys (or the batch ends), so
  * that a document changed many times in a batch is built once, and a batch
- * of any size is applied in bounded memory.  Returns the documents written
- * or deleted.
+ * of any size is applied in bounded memory.  Rows inserted into
+ * flusso.signal are appended to *signals, in the caller's memory context.
+ * Returns the documents written or deleted.
  */
 int64
-engine_apply(Engine *engine, ChangeBatch *batch)
+engine_apply(Engine *engine, ChangeBatch *batch, List **signals)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext chunk_context = AllocSetContextCreate(CurrentMemoryContext,
 														"flusso apply chunk",
 														ALLOCSET_DEFAULT_SIZES);
@@ -503,6 +620,17 @@ engine_apply(Engine *engine, ChangeBatch *batch)
 
 		while ((more = batch_next(batch, &change)))
 		{
+			if (change.relid == engine->signal_relid)
+			{
+				Signal	   *signal;
+
+				MemoryContextSwitchTo(caller);
+				signal = read_signal(engine, &change);
+				if (signal)
+					*signals = lappend(*signals, signal);
+				MemoryContextSwitchTo(chunk_context);
+				continue;
+			}
 			foreach(lc, states)
 			{
 				ApplyState *st = lfirst(lc);
@@ -520,4 +648,100 @@ engine_apply(Engine *engine, ChangeBatch *batch)
 	}
 	MemoryContextDelete(chunk_context);
 	return written;
+}
+
+/*
+ * Build and write the documents of keys (char ** rows of key parts) for
+ * one index, to wherever it writes now.  False when the index failed, and
+ * was isolated.
+ */
+bool
+engine_build(EngineIndex *ei, List *keys, int64 *written)
+{
+	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso build",
+												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(context);
+	ApplyState *st;
+	char	   *failure;
+	bool		ok = true;
+	ListCell   *lc;
+
+	*written = 0;
+	if (ei->broken)
+		ok = false;
+	else
+	{
+		st = linitial(start_chunk_for(list_make1(ei)));
+		foreach(lc, keys)
+			add_key(st, lfirst(lc));
+		if (attempt(apply_index, st, &failure))
+			*written = st->written;
+		else
+		{
+			engine_index_failed(ei, failure);
+			ok = false;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(context);
+	return ok;
+}
+
+/* Compile an index again and prepare its statement as its owner. */
+static void
+probe_index(void *arg)
+{
+	EngineIndex *ei = arg;
+	DocumentQuery *q;
+	BuildSession session;
+	Oid		   *types;
+
+	compile_index(ei);
+	q = ei->query;
+	types = palloc(sizeof(Oid) * (q->nparams + q->nkeys + 1));
+	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + q->nkeys));
+	types[q->nparams + q->nkeys] = TEXTARRAYOID;
+	doc_session_begin(&session, ei->index->owner);
+	SPI_connect();
+	if (SPI_prepare(ei->apply_sql[0], q->nparams + q->nkeys + 1, types) == NULL)
+		elog(ERROR, "could not prepare the statement of index \"%s\": %s",
+			 ei->index->name, SPI_result_code_string(SPI_result));
+	for (ListCell *lc = list_head(ei->resolver->rules); lc; lc = lnext(ei->resolver->rules, lc))
+	{
+		ResolveRule *rule = lfirst(lc);
+		Oid			text_array[1] = {TEXTARRAYOID};
+
+		for (ResolveStep *step = rule->steps; step; step = step->next)
+			if (SPI_prepare(step->sql, 1, text_array) == NULL)
+				elog(ERROR, "could not prepare a resolution step of index \"%s\"",
+					 ei->index->name);
+	}
+	SPI_finish();
+	doc_session_end(&session);
+}
+
+/*
+ * Does any isolated index compile and prepare again (its table or column
+ * is back, its filter fixed)?  Runs in the caller's transaction.  The
+ * caller restarts the engine, which seeds it: the changes it skipped are
+ * lost to it.
+ */
+bool
+engine_retry_broken(Engine *engine)
+{
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		EngineIndex probe = {0};
+		char	   *failure;
+
+		if (!ei->broken)
+			continue;
+		probe.index = ei->index;
+		if (attempt(probe_index, &probe, &failure))
+			return true;
+	}
+	return false;
 }

@@ -3,7 +3,7 @@
  * engine.h
  *	  The bridge between what changed (cdc/) and what to build (document/):
  *	  turns a batch of thin changes into the documents of every index and
- *	  writes them to the table sink.
+ *	  writes them to the table sink, and builds the chunks a seed reads.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -13,17 +13,53 @@
 #define FLUSSO_WORKER_ENGINE_H
 
 #include "cdc/batch.h"
+#include "document/build.h"
+#include "document/resolve.h"
+#include "index/definition.h"
 #include "nodes/pg_list.h"
+
+/* One index, compiled. */
+typedef struct EngineIndex
+{
+	StoredIndex *index;
+	DocumentQuery *query;
+	IndexResolver *resolver;
+	char	   *apply_sql[2];	/* writing to the documents, to the shadow */
+	bool		shadow;			/* a seed runs: write to its shadow table */
+	bool		needs_seed;		/* as flusso.index said when loaded */
+	bool		broken;			/* could not compile or build: skipped */
+
+	/*
+	 * While capture is set, the keys every change resolves to are appended
+	 * to captured (char ** rows of key parts), in capture_context.
+	 */
+	bool		capture;
+	List	   *captured;
+	MemoryContext capture_context;
+} EngineIndex;
 
 typedef struct Engine
 {
 	List	   *indexes;		/* EngineIndex */
 	char	   *signature;		/* names and versions it was loaded for */
 	List	   *plugin_options; /* DefElem: the columns each table must emit */
+	Oid			signal_relid;	/* flusso.signal */
 } Engine;
+
+/* A row inserted into flusso.signal, as the stream delivered it. */
+typedef struct Signal
+{
+	char	   *id;
+	char	   *kind;			/* low, high or resnapshot */
+	char	   *index_name;
+} Signal;
 
 extern Engine *engine_load(const char *publication);
 extern char *engine_signature(void);
-extern int64 engine_apply(Engine *engine, ChangeBatch *batch);
+extern EngineIndex *engine_index(Engine *engine, const char *name);
+extern int64 engine_apply(Engine *engine, ChangeBatch *batch, List **signals);
+extern bool engine_build(EngineIndex *ei, List *keys, int64 *written);
+extern bool engine_retry_broken(Engine *engine);
+extern void engine_index_failed(EngineIndex *ei, const char *message);
 
 #endif							/* FLUSSO_WORKER_ENGINE_H */

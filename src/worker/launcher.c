@@ -79,6 +79,7 @@ list_databases(void)
 	SysScanDesc scan;
 	HeapTuple	tuple;
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	rel = table_open(DatabaseRelationId, AccessShareLock);
@@ -110,6 +111,7 @@ database_usable(Oid dboid)
 	HeapTuple	tuple;
 	bool		usable = false;
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
 	if (HeapTupleIsValid(tuple))

@@ -102,6 +102,34 @@ shared_record_error(DatabaseEntry *entry, const char *message)
 	entry->last_error_at = GetCurrentTimestamp();
 }
 
+/* The status of the named index, or NULL; the caller holds the lock. */
+IndexStatus *
+shared_index_status(DatabaseEntry *entry, const char *name)
+{
+	for (int i = 0; i < entry->nindexes; i++)
+	{
+		if (strcmp(entry->indexes[i].name, name) == 0)
+			return &entry->indexes[i];
+	}
+	return NULL;
+}
+
+/*
+ * Set the phase of an index, with what flusso_status() shows beside it (a
+ * reason, or NULL); the caller holds the lock exclusively.
+ */
+void
+shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
+				 const char *message)
+{
+	IndexStatus *status = shared_index_status(entry, name);
+
+	if (status == NULL)
+		return;
+	status->phase = phase;
+	strlcpy(status->error, message ? message : "", FLUSSO_ERROR_LEN);
+}
+
 const char *
 phase_name(IndexPhase phase)
 {

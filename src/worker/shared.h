@@ -87,6 +87,9 @@ extern void shared_install_hooks(void);
 extern DatabaseEntry *shared_database(Oid dboid, bool create);
 extern void shared_wake_launcher(void);
 extern void shared_record_error(DatabaseEntry *entry, const char *message);
+extern IndexStatus *shared_index_status(DatabaseEntry *entry, const char *name);
+extern void shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
+							 const char *message);
 extern const char *phase_name(IndexPhase phase);
 
 #endif							/* FLUSSO_WORKER_SHARED_H */

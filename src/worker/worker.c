@@ -54,6 +54,7 @@
 #include "cdc/decode.h"
 #include "flusso.h"
 #include "sink/capture_log.h"
+#include "snapshot/seed.h"
 #include "worker/engine.h"
 #include "worker/shared.h"
 #include "worker/worker.h"
@@ -61,6 +62,8 @@
 static DatabaseEntry *my_entry = NULL;
 static Engine *my_engine = NULL;	/* the indexes, compiled */
 static char *my_database = NULL;	/* name, read once in a transaction */
+static Seed *my_seed = NULL;	/* the seed in progress, if any */
+static CaptureStream *my_stream = NULL; /* decoding, once the slot is open */
 
 static void
 set_state(const char *state)
@@ -75,6 +78,33 @@ static void
 report_waiting(void)
 {
 	set_state("waiting for a consistent point");
+}
+
+/*
+ * Share-lock the extension at the start of a transaction that reads or
+ * writes flusso's tables, so that a concurrent DROP EXTENSION, which locks
+ * the extension before anything else, waits for the transaction instead
+ * of deadlocking with it.  If the extension was dropped meanwhile, drop
+ * the slot and exit, as maybe_stop() would have.
+ */
+void
+worker_lock_extension(void)
+{
+	Oid			extension = get_extension_oid("flusso", true);
+
+	if (OidIsValid(extension))
+	{
+		LockDatabaseObject(ExtensionRelationId, extension, 0, AccessShareLock);
+		if (get_extension_name(extension) != NULL)
+			return;
+	}
+	AbortCurrentTransaction();
+	if (my_stream)
+		cdc_close(my_stream, true);
+	ereport(LOG,
+			(errmsg("flusso worker for database \"%s\" stopping and dropping its slot: the extension was dropped",
+					my_database)));
+	proc_exit(0);
 }
 
 static void
@@ -98,10 +128,11 @@ forget_worker(int code, Datum arg)
 static bool indexes_changed = false;	/* the engine must be reloaded */
 
 static bool
-database_wants_worker(IndexPhase phase)
+database_wants_worker(bool starting)
 {
 	bool		wanted = false;
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (OidIsValid(get_extension_oid("flusso", true)))
@@ -120,13 +151,11 @@ database_wants_worker(IndexPhase phase)
 			IndexStatus *status = &my_entry->indexes[i];
 			char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 
-			if (strcmp(status->name, name) != 0)
+			if (starting || strcmp(status->name, name) != 0)
 			{
 				memset(status, 0, sizeof(IndexStatus));
 				strlcpy(status->name, name, NAMEDATALEN);
 			}
-			if (status->phase != PHASE_ERROR || phase == PHASE_IDLE)
-				status->phase = phase;
 		}
 		LWLockRelease(flusso_shared->lock);
 		SPI_finish();
@@ -150,6 +179,7 @@ report_lost_slot(const char *slot_name)
 	shared_record_error(my_entry, message);
 	LWLockRelease(flusso_shared->lock);
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SPI_connect();
@@ -169,6 +199,7 @@ slot_existed_before(void)
 {
 	bool		existed;
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SPI_connect();
@@ -187,6 +218,7 @@ remember_slot(const char *slot_name)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(slot_name)};
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SPI_connect();
@@ -226,8 +258,11 @@ apply_batch(ChangeBatch *batch)
 	TransactionId *xids = batch_xids(batch, &nxids);
 	ThinChange	change;
 	int64		applied = 0;
+	List	   *signals = NIL;
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	worker_lock_extension();
 	for (int i = 0; i < nxids; i++)
 		XactLockTableWait(xids[i], NULL, NULL, XLTW_None);
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -237,9 +272,13 @@ apply_batch(ChangeBatch *batch)
 	{
 		batch_begin_scan(batch);
 		while (batch_next(batch, &change))
-			capture_log_write(&change);
+		{
+			if (change.relid != my_engine->signal_relid)
+				capture_log_write(&change);
+		}
 	}
-	applied = engine_apply(my_engine, batch);
+	applied = engine_apply(my_engine, batch, &signals);
+	seed_handle_signals(my_engine, &my_seed, signals);
 
 	SPI_finish();
 	PopActiveSnapshot();
@@ -285,7 +324,7 @@ maybe_stop(CaptureStream *stream, bool batch_pending)
 		!TimestampDifferenceExceeds(checked_at, now, 1000))
 		return;
 	checked_at = now;
-	if (!drop && !stop && database_wants_worker(PHASE_LIVE) && !indexes_changed)
+	if (!drop && !stop && database_wants_worker(false) && !indexes_changed)
 		return;
 	if (indexes_changed && !drop && !stop)
 	{
@@ -303,6 +342,81 @@ maybe_stop(CaptureStream *stream, bool batch_pending)
 	proc_exit(0);
 }
 
+/* After loading: each index live, waiting to be seeded, or in error. */
+static void
+show_phases(void)
+{
+	ListCell   *lc;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	foreach(lc, my_engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (!ei->broken)
+			shared_set_phase(my_entry, ei->index->name,
+							 ei->needs_seed ? PHASE_SNAPSHOT : PHASE_LIVE, NULL);
+	}
+	LWLockRelease(flusso_shared->lock);
+}
+
+/*
+ * With no seed running, begin one for an index that needs it; look at
+ * most every second, since one may have to wait for the publication.
+ */
+static void
+maybe_begin_seed(const char *publication)
+{
+	static TimestampTz looked_at = 0;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (my_seed || !TimestampDifferenceExceeds(looked_at, now, 1000))
+		return;
+	looked_at = now;
+	my_seed = seed_begin(my_engine, publication);
+}
+
+/*
+ * Every ten seconds, see whether an index in error builds again (its
+ * table or column is back, its filter fixed: flusso_check() is clean).
+ * If so, start again: the new engine seeds it, since the changes it
+ * skipped are lost to it.
+ */
+static void
+maybe_retry_broken(CaptureStream *stream)
+{
+	static TimestampTz tried_at = 0;
+	TimestampTz now = GetCurrentTimestamp();
+	bool		repaired = false;
+	ListCell   *lc;
+
+	if (!TimestampDifferenceExceeds(tried_at, now, 10000))
+		return;
+	tried_at = now;
+	foreach(lc, my_engine->indexes)
+	{
+		if (((EngineIndex *) lfirst(lc))->broken)
+			break;
+	}
+	if (lc == NULL)
+		return;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	worker_lock_extension();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	repaired = engine_retry_broken(my_engine);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	if (repaired)
+	{
+		cdc_close(stream, false);
+		ereport(LOG,
+				(errmsg("flusso worker for database \"%s\" restarting: an index in error builds again and will be seeded",
+						my_database)));
+		proc_exit(0);
+	}
+}
+
 static void
 run(void)
 {
@@ -317,10 +431,11 @@ run(void)
 	bool		existed = slot_existed_before();
 
 	MemoryContextSwitchTo(context);
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	my_database = MemoryContextStrdup(context, get_database_name(MyDatabaseId));
 	CommitTransactionCommand();
-	if (!database_wants_worker(PHASE_IDLE))
+	if (!database_wants_worker(true))
 		proc_exit(0);
 
 	slot_state = cdc_prepare_slot(slot_name, report_waiting);
@@ -330,6 +445,7 @@ run(void)
 		remember_slot(slot_name);
 
 	publication = pstrdup(flusso_publication);
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	{
@@ -343,8 +459,12 @@ run(void)
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(context);
 	options = my_engine->plugin_options;
+	show_phases();
+	seed_forget_watermarks();
 	batch = batch_create(context, (Size) flusso_work_mem * 1024);
+	batch->signal_relid = my_engine->signal_relid;
 	stream = cdc_open(slot_name, options, batch);
+	my_stream = stream;
 	set_state("streaming");
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	my_entry->failures = 0;
@@ -370,6 +490,13 @@ run(void)
 			}
 		}
 		maybe_stop(stream, false);
+		maybe_retry_broken(stream);
+		maybe_begin_seed(publication);
+		if (my_seed && my_seed->state == SEED_FINISH_DUE)
+			seed_finish(&my_seed);
+		if (my_seed && my_seed->state == SEED_CHUNK_DUE)
+			seed_read_chunk(my_seed);
+		MemoryContextSwitchTo(context);
 
 		more = cdc_read(stream, flusso_batch_size, flusso_batch_timeout);
 		if (!batch_is_empty(batch))
@@ -382,7 +509,9 @@ run(void)
 		cdc_confirm(stream, cdc_position(stream), flusso_slot_save_interval);
 		publish_progress(stream, batch);
 
-		if (!more)
+		/* a seed ready for its next step does not wait */
+		if (!more && !(my_seed && (my_seed->state == SEED_CHUNK_DUE ||
+								   my_seed->state == SEED_FINISH_DUE)))
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 flusso_naptime, PG_WAIT_EXTENSION);
@@ -457,6 +586,7 @@ flusso_probe_main(Datum arg)
 	LWLockRelease(flusso_shared->lock);
 
 	BackgroundWorkerInitializeConnectionByOid(my_entry->dboid, InvalidOid, 0);
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	has_extension = OidIsValid(get_extension_oid("flusso", true));

@@ -23,4 +23,7 @@ extern void launcher_register(void);
 extern void worker_request_at_commit(bool wanted);
 extern void worker_install_drop_hooks(void);
 
+/* in the worker: lock the extension against DROP EXTENSION, or exit */
+extern void worker_lock_extension(void);
+
 #endif							/* FLUSSO_WORKER_WORKER_H */
