@@ -73,16 +73,16 @@ SQL
 	echo "== provisioning: replica identities and the publication"
 	psql_demo -U postgres -d library -c 'SELECT action, applied, blocker FROM flusso_provision()'
 
-	echo "== waiting for the flusso worker to stream"
-	for _ in $(seq 1 100); do
-		state=$(psql_demo -U postgres -d library -At -c \
-			"SELECT query FROM pg_stat_activity WHERE backend_type = 'flusso worker'")
-		[ "$state" = streaming ] && break
+	echo "== seeding: the worker builds every document from the rows that exist"
+	for _ in $(seq 1 150); do
+		live=$(psql_demo -U postgres -d library -At -c "SELECT bool_and(phase = 'live') FROM flusso_status()")
+		[ "$live" = t ] && break
 		sleep 0.2
 	done
-	psql_demo -U postgres -d library -c \
-		'SELECT index, phase, worker_pid IS NOT NULL AS worker, slot, lag_bytes FROM flusso_status()'
-
+	psql_demo -U postgres -d library <<SQL
+SELECT index, phase, snapshot_done, snapshot_total, worker_pid IS NOT NULL AS worker, slot FROM flusso_status();
+SELECT id, doc->>'title' AS title, doc->>'reviewCount' AS reviews FROM flusso_docs.books ORDER BY id;
+SQL
 	echo "== live changes: a review moves to another book, a loan ends, a book arrives"
 	psql_demo -U postgres -d library <<SQL
 UPDATE reviews SET book_id = 3 WHERE id = 2;
@@ -91,16 +91,17 @@ INSERT INTO books (id, isbn, title, language) VALUES (5, '978-0-00-000005-0', 'I
 INSERT INTO book_authors VALUES (5, 1, 1);
 SQL
 	for _ in $(seq 1 100); do
-		n=$(psql_demo -U postgres -d library -At -c 'SELECT count(*) FROM flusso_docs.books')
-		[ "$n" -ge 3 ] && break
+		n=$(psql_demo -U postgres -d library -At -c "SELECT count(*) FROM flusso_docs.books WHERE id = '5'")
+		[ "$n" -ge 1 ] && break
 		sleep 0.2
 	done
 	psql_demo -U postgres -d library <<SQL
 \echo '-- what the worker captured (flusso.capture_log), old and new keys:'
 SELECT relid::regclass AS "table", op, old_key, new_key FROM flusso.capture_log ORDER BY commit_lsn, id;
-\echo '-- the documents those changes rebuilt, in flusso_docs.books:'
+\echo '-- the documents of flusso_docs.books (rebuilt: by those changes, after the seed):'
 SELECT id, doc->>'title' AS title, doc->>'reviewCount' AS reviews,
-       doc->'currentLoan' AS loan, doc->'authors' AS authors
+       doc->'currentLoan' AS loan, doc->'authors' AS authors,
+       updated_at >= (SELECT min(captured_at) FROM flusso.capture_log) AS rebuilt
 FROM flusso_docs.books ORDER BY id;
 \echo '-- one of them in full:'
 SELECT jsonb_pretty(doc) FROM flusso_docs.books WHERE id = '5';

@@ -288,6 +288,22 @@ start(Seed *seed)
 		elog(ERROR, "could not record the seed of index \"%s\"", ei->index->name);
 }
 
+/* The first index that needs seeding and can be built, or NULL. */
+EngineIndex *
+seed_candidate(Engine *engine)
+{
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (ei->needs_seed && !ei->broken)
+			return ei;
+	}
+	return NULL;
+}
+
 /*
  * Begin (or resume) seeding the first index that needs it, in transactions
  * of its own.  NULL when none does, or when the one that does must wait
@@ -296,23 +312,12 @@ start(Seed *seed)
 Seed *
 seed_begin(Engine *engine, const char *publication)
 {
-	EngineIndex *ei = NULL;
+	EngineIndex *ei = seed_candidate(engine);
 	Seed	   *seed;
 	char	   *waiting;
 	MemoryContext context;
 	MemoryContext old;
-	ListCell   *lc;
 
-	foreach(lc, engine->indexes)
-	{
-		EngineIndex *candidate = lfirst(lc);
-
-		if (candidate->needs_seed && !candidate->broken)
-		{
-			ei = candidate;
-			break;
-		}
-	}
 	if (ei == NULL)
 		return NULL;
 

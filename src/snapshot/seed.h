@@ -45,6 +45,7 @@ typedef struct Seed
 	int64		total;			/* estimated root rows */
 } Seed;
 
+extern EngineIndex *seed_candidate(Engine *engine);
 extern Seed *seed_begin(Engine *engine, const char *publication);
 extern void seed_read_chunk(Seed *seed);
 extern void seed_handle_signals(Engine *engine, Seed **seed, List *signals);

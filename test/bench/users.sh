@@ -17,7 +17,7 @@ SQL
 # users_index: the index (trimmed lower-cased email, name, the last 5
 # orders by date with total and status, the order count), provisioned
 users_index() {
-	bench_psql <<'SQL'
+	bench_psql -o /dev/null <<'SQL'
 SELECT flusso_create_index('users', $$
 version: 1
 table: users
@@ -69,6 +69,7 @@ SQL
 users_reference() {
 	bench_psql -At <<'SQL'
 \set QUIET on
+SET client_min_messages = warning;
 DROP TABLE IF EXISTS reference;
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 CREATE TABLE reference AS

@@ -2,7 +2,8 @@
 # is defined rebuilds exactly the documents it affects — the root row, the
 # old and the new parent of a moved child, every referrer of a belongs_to
 # target, both sides of a junction — and a document that builds nothing
-# is deleted.  (Seeding the rows that existed before is a later piece.)
+# is deleted.  The seeded documents are deleted first, so that what each
+# change rebuilds shows.
 
 use strict;
 use warnings;
@@ -14,6 +15,10 @@ use FlussoTest;
 
 my $node = flusso_node('documents');
 ok(streaming_library($node), 'the library indexes are defined and the worker streams');
+ok(library_caught_up($node), 'and seeded');
+is($node->safe_psql('library', q{SELECT string_agg(id, ',' ORDER BY id) FROM flusso_docs.books}), '1,2,3,4',
+	'a document for every book');
+$node->safe_psql('library', q{DELETE FROM flusso_docs.books; DELETE FROM flusso_docs.authors});
 
 # After each change: exactly these documents are stored, each equal to a
 # fresh build.
@@ -90,5 +95,37 @@ is( $node->safe_psql('library',
 		q{SELECT string_agg(id || ' ' || problem, ', ' ORDER BY id) FROM flusso_verify('books')}),
 	'1 extra, 2 different, 3 missing',
 	'and reports what is extra, different and missing');
+
+# Isolation: an index whose build fails goes to phase error with the
+# reason, the others go on and the slot keeps moving; once it builds again
+# it is seeded again, which also repairs what was tampered with above.
+$node->safe_psql('library', q{ALTER TABLE reviews RENAME COLUMN hidden TO concealed});
+$node->safe_psql('library', q{
+	UPDATE books SET title = 'Built after the repair' WHERE id = 2;
+	UPDATE authors SET name = 'Primo Levi, chemist' WHERE id = 3;
+});
+ok( $node->poll_query_until(
+		'library', q{SELECT phase = 'error' AND last_error LIKE '%hidden%' FROM flusso_status() WHERE index = 'books'}),
+	'the books index is in phase error with the reason');
+ok( $node->poll_query_until(
+		'library', q{SELECT doc->>'name' = 'Primo Levi, chemist' FROM flusso_docs.authors WHERE id = '3'}),
+	'the authors index goes on');
+my $lsn = $node->safe_psql('library', 'SELECT pg_current_wal_insert_lsn()');
+ok( $node->poll_query_until(
+		'library', "SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots WHERE slot_name LIKE 'flusso_%'"),
+	'and the slot keeps moving');
+is($node->safe_psql('library', q{SELECT phase FROM flusso_status() WHERE index = 'authors'}),
+	'live', 'the authors index stays live');
+is($node->safe_psql('library', q{SELECT needs_seed FROM flusso.index WHERE name = 'books'}),
+	't', 'the books index is marked for seeding');
+$node->safe_psql('library', q{ALTER TABLE reviews RENAME COLUMN concealed TO hidden});
+ok( $node->poll_query_until(
+		'library', q{SELECT phase = 'live' AND NOT (SELECT needs_seed FROM flusso.index WHERE name = 'books')
+		  FROM flusso_status() WHERE index = 'books'}),
+	'once it builds again, the books index is seeded and live');
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso_verify('books')}),
+	'0', 'every book document equals a fresh build, the tampered ones too');
+is($node->safe_psql('library', q{SELECT doc->>'title' FROM flusso_docs.books WHERE id = '2'}),
+	'Built after the repair', 'the change made while it was in error is there');
 
 done_testing();
