@@ -116,9 +116,8 @@ The demo cluster is running.
   log:      $dir/server.log
   stop:     make demo-stop
 
-Documents follow every change made after the index was defined; seeding
-the rows that existed before is the next piece of work, so the books not
-touched above have no document yet.
+Every document was seeded from the rows that existed, and follows every
+change since: try an UPDATE, or SELECT flusso_resnapshot('books').
 EOF2
 }
 
