@@ -123,6 +123,17 @@ typed_param(BuildContext *cx, const Table *table, const char *column, const char
 }
 
 /*
+ * A type's name for casting text to it, schema-qualified and without a
+ * modifier: format_type_be_qualified() names bpchar "character", which as
+ * a cast means character(1) and would cut keys and values to one letter.
+ */
+char *
+doc_type_name(Oid type)
+{
+	return format_type_extended(type, -1, FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+}
+
+/*
  * The primary key columns of relid (qualified names it in errors), from the
  * catalog; an error when it has none.
  */
@@ -203,7 +214,7 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 									 add_param(cx, TEXTARRAYOID,
 											   PointerGetDatum(construct_array(elems, f->nvalues, TEXTOID,
 																			   -1, false, TYPALIGN_INT))),
-									 format_type_be_qualified(column_type(table, f->column)));
+									 doc_type_name(column_type(table, f->column)));
 				}
 				break;
 			case FILTER_BETWEEN:
@@ -463,7 +474,7 @@ doc_build_query(const IndexSchema *schema)
 		appendStringInfo(&keys, key.ncolumns == 1 ? "%s$%d::pg_catalog.text[]::%s[]"
 						 : "%spg_catalog.unnest($%d::pg_catalog.text[]::%s[])", i ? ", " : "",
 						 query->nparams + i + 1,
-						 format_type_be_qualified(column_type(root, key.columns[i])));
+						 doc_type_name(column_type(root, key.columns[i])));
 	}
 	if (key.ncolumns == 1)
 		query->sql = psprintf("SELECT %s AS id, %s AS doc FROM %s %s WHERE %s = ANY(%s)%s",

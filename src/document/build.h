@@ -35,5 +35,6 @@ typedef struct DocumentQuery
 
 extern DocumentQuery *doc_build_query(const IndexSchema *schema);
 extern ColumnList doc_primary_key(Oid relid, const char *qualified);
+extern char *doc_type_name(Oid type);
 
 #endif							/* FLUSSO_DOCUMENT_BUILD_H */

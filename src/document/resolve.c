@@ -69,7 +69,7 @@ type_of(const Level *level, const char *column)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("column \"%s\" of table %s does not exist", column, level->qualified)));
-	return format_type_be_qualified(get_atttype(level->relid, attnum));
+	return doc_type_name(get_atttype(level->relid, attnum));
 }
 
 /* SELECT DISTINCT <out>::text FROM <table> WHERE <in> = ANY($1) */

@@ -27,6 +27,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 
 #include "index/access.h"
@@ -106,6 +107,18 @@ sink_shadow_create(const char *index_name, Oid owner)
 	SPI_finish();
 }
 
+void
+sink_shadow_drop(const char *index_name)
+{
+	CatalogUser saved;
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	run(psprintf("DROP TABLE %s", sink_table_name(index_name, true)));
+	catalog_restore_user(&saved);
+	SPI_finish();
+}
+
 bool
 sink_shadow_exists(const char *index_name)
 {
@@ -141,6 +154,8 @@ sink_table_drop(const char *index_name)
 	SPI_connect();
 	catalog_become_owner(&saved);
 	run(psprintf("DROP TABLE IF EXISTS %s", sink_table_name(index_name, false)));
+	/* a seed's shadow, maybe created since this transaction's snapshot */
+	AcceptInvalidationMessages();
 	if (sink_shadow_exists(index_name))
 		run(psprintf("DROP TABLE %s", sink_table_name(index_name, true)));
 	catalog_restore_user(&saved);

@@ -46,6 +46,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "check/attempt.h"
 #include "document/session.h"
 #include "flusso.h"
 #include "sink/table_sink.h"
@@ -78,6 +79,18 @@ end_transaction(MemoryContext caller)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(caller);
+}
+
+/* Run a statement about index name with the name as $1 (and more text). */
+static void
+execute(const char *sql, int expected, const char *name, const char *arg2)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(name),
+	arg2 ? CStringGetTextDatum(arg2) : (Datum) 0};
+
+	if (SPI_execute_with_args(sql, arg2 ? 2 : 1, argtypes, values, NULL, false, 0) != expected)
+		elog(ERROR, "could not run \"%s\"", sql);
 }
 
 static void
@@ -218,6 +231,9 @@ resume(Seed *seed)
 	bool		isnull;
 	MemoryContext old;
 
+	/* only a shadow that received every change since the worker started */
+	if (!ei->shadow)
+		return false;
 	if (SPI_execute_with_args("SELECT last_key, max_key, done, total FROM flusso.seed "
 							  "WHERE index_name = $1 AND version = $2",
 							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
@@ -288,6 +304,35 @@ start(Seed *seed)
 		elog(ERROR, "could not record the seed of index \"%s\"", ei->index->name);
 }
 
+/*
+ * Indexes with a seed to resume write to their shadow from the start: the
+ * stream replays what the shadow may have missed, and a seed of another
+ * index may run first.  In the caller's transaction.
+ */
+void
+seed_mark_resumable(Engine *engine)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	SPI_connect();
+	if (SPI_execute("SELECT s.index_name FROM flusso.seed s JOIN flusso.index i "
+					"ON i.name = s.index_name AND i.version = s.version", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.seed");
+	MemoryContextSwitchTo(caller);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	foreach(lc, names)
+	{
+		EngineIndex *ei = engine_index(engine, lfirst(lc));
+
+		if (ei && ei->needs_seed && !ei->broken && sink_shadow_exists(ei->index->name))
+			ei->shadow = true;
+	}
+}
+
 /* The first index that needs seeding and can be built, or NULL. */
 EngineIndex *
 seed_candidate(Engine *engine)
@@ -335,8 +380,14 @@ seed_begin(Engine *engine, const char *publication)
 	seed->key_types = MemoryContextAlloc(context, sizeof(char *) * seed->nkeys);
 	for (int k = 0; k < seed->nkeys; k++)
 		seed->key_types[k] = MemoryContextStrdup(context,
-												 format_type_be_qualified(ei->query->key_types[k]));
-	waiting = missing_publication(ei, publication);
+												 doc_type_name(ei->query->key_types[k]));
+	/* held until the shadow exists, so that a drop of the index drops it too */
+	execute("SELECT 1 FROM flusso.index WHERE name = $1 AND version = $2 FOR SHARE",
+			SPI_OK_SELECT, ei->index->name, ei->index->version);
+	if (SPI_processed == 0)
+		waiting = "waiting to seed: the index was dropped or replaced, the worker restarts";
+	else
+		waiting = missing_publication(ei, publication);
 	if (waiting)
 		waiting = MemoryContextStrdup(context, waiting);
 	else if (!resume(seed))
@@ -462,6 +513,7 @@ keys_to_build(Seed *seed)
 	StringInfoData select[2];
 	StringInfoData sql;
 	List	   *keys = NIL;
+	BuildSession session;
 	MemoryContext old;
 
 	if (ei->captured == NIL)
@@ -501,6 +553,8 @@ keys_to_build(Seed *seed)
 		appendStringInfo(&sql, "%sk%d", k ? ", " : "", k + 1);
 	appendStringInfoChar(&sql, ')');
 
+	/* as the owner, under the pinned settings: the casts run the types' code */
+	doc_session_begin(&session, ei->index->owner);
 	SPI_connect();
 	if (SPI_execute_with_args(sql.data, 2 * nkeys, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not subtract the keys changed during a chunk");
@@ -509,19 +563,8 @@ keys_to_build(Seed *seed)
 		keys = lappend(keys, row_strings(row, nkeys));
 	MemoryContextSwitchTo(old);
 	SPI_finish();
+	doc_session_end(&session);
 	return keys;
-}
-
-/* Run a statement about index name with the name as $1 (and more text). */
-static void
-execute(const char *sql, int expected, const char *name, const char *arg2)
-{
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(name),
-	arg2 ? CStringGetTextDatum(arg2) : (Datum) 0};
-
-	if (SPI_execute_with_args(sql, arg2 ? 2 : 1, argtypes, values, NULL, false, 0) != expected)
-		elog(ERROR, "could not run \"%s\"", sql);
 }
 
 static void
@@ -532,6 +575,12 @@ forget(Seed **seed)
 	(*seed)->ei->captured = NIL;
 	MemoryContextDelete((*seed)->context);
 	*seed = NULL;
+}
+
+static void
+swap(void *name)
+{
+	sink_shadow_swap((const char *) name);
 }
 
 /*
@@ -546,22 +595,40 @@ seed_finish(Seed **seed)
 	EngineIndex *ei = (*seed)->ei;
 	const char *name = ei->index->name;
 	MemoryContext caller;
+	char	   *failure;
+	bool		current;
 
 	Assert((*seed)->state == SEED_FINISH_DUE);
 	caller = begin_transaction();
-	sink_shadow_swap(name);
-	execute("UPDATE flusso.index SET needs_seed = false WHERE name = $1", SPI_OK_UPDATE, name, NULL);
-	/* requests that this seed answered: they arrived before it started */
-	execute("DELETE FROM flusso.signal WHERE kind = 'resnapshot' AND index_name = $1 "
-			"AND created_at <= (SELECT started_at FROM flusso.seed WHERE index_name = $1)",
-			SPI_OK_DELETE, name, NULL);
-	execute("DELETE FROM flusso.seed WHERE index_name = $1", SPI_OK_DELETE, name, NULL);
+	/* a definition replaced meanwhile: its own seed follows the restart */
+	execute("SELECT 1 FROM flusso.index WHERE name = $1 AND version = $2 FOR UPDATE",
+			SPI_OK_SELECT, name, ei->index->version);
+	current = SPI_processed == 1;
+	if (current && !attempt(swap, (void *) name, &failure))
+	{
+		/* a view on the documents table, say: this index stops, not all */
+		engine_index_failed(ei, psprintf("could not swap in the seeded documents: %s", failure));
+		current = false;
+	}
+	if (current)
+	{
+		execute("UPDATE flusso.index SET needs_seed = false WHERE name = $1",
+				SPI_OK_UPDATE, name, NULL);
+		/* requests that this seed answered: they arrived before it started */
+		execute("DELETE FROM flusso.signal WHERE kind = 'resnapshot' AND index_name = $1 "
+				"AND created_at <= (SELECT started_at FROM flusso.seed WHERE index_name = $1)",
+				SPI_OK_DELETE, name, NULL);
+		execute("DELETE FROM flusso.seed WHERE index_name = $1", SPI_OK_DELETE, name, NULL);
+	}
 	end_transaction(caller);
-	ei->needs_seed = false;
-	report(*seed, PHASE_LIVE, NULL);
-	ereport(LOG,
-			(errmsg("flusso: index \"%s\" seeded: " INT64_FORMAT " root rows read",
-					name, (*seed)->done)));
+	if (current)
+	{
+		ei->needs_seed = false;
+		report(*seed, PHASE_LIVE, NULL);
+		ereport(LOG,
+				(errmsg("flusso: index \"%s\" seeded: " INT64_FORMAT " root rows read",
+						name, (*seed)->done)));
+	}
 	forget(seed);
 }
 
@@ -592,6 +659,8 @@ close_chunk(Seed **seed)
 		char	  **last = llast(s->chunk);
 		MemoryContext old = MemoryContextSwitchTo(s->context);
 
+		for (int k = 0; s->last_key && k < s->nkeys; k++)
+			pfree(s->last_key[k]);
 		if (s->last_key)
 			pfree(s->last_key);
 		s->last_key = palloc(sizeof(char *) * s->nkeys);

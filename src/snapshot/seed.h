@@ -45,6 +45,7 @@ typedef struct Seed
 	int64		total;			/* estimated root rows */
 } Seed;
 
+extern void seed_mark_resumable(Engine *engine);
 extern EngineIndex *seed_candidate(Engine *engine);
 extern Seed *seed_begin(Engine *engine, const char *publication);
 extern void seed_read_chunk(Seed *seed);

@@ -55,6 +55,7 @@ typedef struct PendingKey
 typedef struct ApplyState
 {
 	EngineIndex *ei;
+	MemoryContext context;		/* of keys and their parts: outlives SPI */
 	HTAB	   *keys;			/* PendingKey by id */
 	List	  **rule_inputs;	/* per rule: values still to walk up */
 	bool		truncate_root;
@@ -91,9 +92,14 @@ engine_index_failed(EngineIndex *ei, const char *message)
 	}
 	LWLockRelease(flusso_shared->lock);
 
+	/* a seed in progress cannot resume: the changes skipped miss its shadow */
+	if (sink_shadow_exists(ei->index->name))
+		sink_shadow_drop(ei->index->name);
 	SPI_connect();
 	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name = $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE ||
+		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name = $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not mark index \"%s\" for seeding", ei->index->name);
 	SPI_finish();
 }
@@ -282,9 +288,9 @@ add_key(ApplyState *st, char **parts)
 	key = hash_search(st->keys, id.data, HASH_ENTER, &found);
 	if (!found)
 	{
-		key->parts = palloc(sizeof(char *) * nkeys);
+		key->parts = MemoryContextAlloc(st->context, sizeof(char *) * nkeys);
 		for (int i = 0; i < nkeys; i++)
-			key->parts[i] = pstrdup(parts[i]);
+			key->parts[i] = MemoryContextStrdup(st->context, parts[i]);
 	}
 }
 
@@ -483,6 +489,7 @@ start_chunk_for(List *indexes)
 		HASHCTL		ctl;
 
 		st->ei = ei;
+		st->context = CurrentMemoryContext;
 		memset(&ctl, 0, sizeof(ctl));
 		ctl.keysize = sizeof(((PendingKey *) NULL)->id);
 		ctl.entrysize = sizeof(PendingKey);

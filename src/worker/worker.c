@@ -183,7 +183,9 @@ report_lost_slot(const char *slot_name)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SPI_connect();
-	if (SPI_execute("UPDATE flusso.index SET needs_seed = true", false, 0) != SPI_OK_UPDATE)
+	/* and from the start: the changes lost never reached any shadow */
+	if (SPI_execute("UPDATE flusso.index SET needs_seed = true", false, 0) != SPI_OK_UPDATE ||
+		SPI_execute("DELETE FROM flusso.seed", false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not mark flusso indexes for re-seeding");
 	SPI_finish();
 	PopActiveSnapshot();
@@ -455,6 +457,7 @@ run(void)
 		MemoryContext old = MemoryContextSwitchTo(context);
 
 		my_engine = engine_load(publication);
+		seed_mark_resumable(my_engine);
 		MemoryContextSwitchTo(old);
 	}
 	PopActiveSnapshot();
