@@ -73,10 +73,7 @@ publication_load(const char *name, PublicationState *state)
 
 	if (state->exists &&
 		SPI_execute_with_args("SELECT c.oid, t.attnames::text[], t.rowfilter "
-							  "FROM pg_catalog.pg_publication_tables t "
-							  "JOIN pg_catalog.pg_namespace n ON n.nspname = t.schemaname "
-							  "JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid "
-							  "AND c.relname = t.tablename WHERE t.pubname = $1",
+							  "FROM " PUBLICATION_TABLES_FROM "WHERE t.pubname = $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tables of publication \"%s\"", name);
 

@@ -31,6 +31,15 @@ typedef struct PublicationState
 	List	   *tables;			/* PublishedTable */
 } PublicationState;
 
+/*
+ * FROM items listing a publication's tables (pg_publication_tables t) with
+ * each table's pg_class row (c), for WHERE t.pubname = ...
+ */
+#define PUBLICATION_TABLES_FROM \
+	"pg_catalog.pg_publication_tables t " \
+	"JOIN pg_catalog.pg_namespace n ON n.nspname = t.schemaname " \
+	"JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename "
+
 extern void publication_load(const char *name, PublicationState *state);
 extern PublishedTable *publication_find(const PublicationState *state, Oid relid);
 extern List *publication_unpublished_columns(const PublishedTable *published,

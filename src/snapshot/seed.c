@@ -47,6 +47,7 @@
 #include "utils/snapmgr.h"
 
 #include "check/attempt.h"
+#include "check/publication.h"
 #include "document/session.h"
 #include "flusso.h"
 #include "sink/table_sink.h"
@@ -207,11 +208,8 @@ missing_publication(EngineIndex *ei, const char *publication)
 	values[1] = CStringGetTextDatum(publication);
 	if (SPI_execute_with_args("SELECT r.relid::pg_catalog.regclass::pg_catalog.text "
 							  "FROM pg_catalog.unnest($1) r(relid) WHERE NOT EXISTS ("
-							  "SELECT 1 FROM pg_catalog.pg_publication_tables p "
-							  "JOIN pg_catalog.pg_namespace n ON n.nspname = p.schemaname "
-							  "JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid "
-							  "AND c.relname = p.tablename "
-							  "WHERE p.pubname = $2 AND c.oid = r.relid) ORDER BY 1",
+							  "SELECT 1 FROM " PUBLICATION_TABLES_FROM
+							  "WHERE t.pubname = $2 AND c.oid = r.relid) ORDER BY 1",
 							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read publication \"%s\"", publication);
 	if (SPI_processed == 0)
