@@ -26,8 +26,8 @@
 PG_MODULE_MAGIC;
 
 char	   *flusso_publication = NULL;
-int			flusso_batch_size = 100000;
-int			flusso_batch_timeout = 200;
+int			flusso_batch_size = 1000000;
+int			flusso_batch_timeout = 1000;
 int			flusso_naptime = 100;
 int			flusso_slot_save_interval = 1000;
 int			flusso_snapshot_chunk_size = 10000;
@@ -48,11 +48,12 @@ define_settings(void)
 	DefineCustomIntVariable("flusso.batch_size",
 							"Changes the worker decodes before applying them.",
 							"A transaction is never split; while catching up, larger batches build each document fewer times.",
-							&flusso_batch_size, 100000, 1, 10000000,
+							&flusso_batch_size, 1000000, 1, 10000000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("flusso.batch_timeout",
 							"Longest time the worker decodes before applying what it has.",
-							NULL, &flusso_batch_timeout, 200, 1, 60000,
+							"Only a worker that is behind decodes that long: larger batches build each document fewer times.",
+							&flusso_batch_timeout, 1000, 1, 60000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("flusso.naptime",
 							"How long the worker sleeps when it has caught up.",

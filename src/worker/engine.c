@@ -24,6 +24,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "common/hashfn.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -45,12 +46,30 @@
 #include "worker/engine.h"
 #include "worker/shared.h"
 
-/* A document to rebuild: its id and, for composite keys, the parts. */
+/*
+ * A document to rebuild: its id and, for composite keys, the parts.  The
+ * set is keyed by the id string it points to, so that an entry costs what
+ * its id takes, not a fixed buffer: a batch keeps up to KEY_SET_LIMIT.
+ */
 typedef struct PendingKey
 {
-	char		id[NAMEDATALEN * 4];
+	char	   *id;				/* the hash key: a pointer to the string */
 	char	  **parts;
 } PendingKey;
+
+static uint32
+pending_key_hash(const void *key, Size keysize)
+{
+	const char *id = *(char *const *) key;
+
+	return hash_bytes((const unsigned char *) id, strlen(id));
+}
+
+static int
+pending_key_match(const void *a, const void *b, Size keysize)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
 
 typedef struct ApplyState
 {
@@ -283,15 +302,16 @@ add_key(ApplyState *st, char **parts)
 	initStringInfo(&id);
 	for (int i = 0; i < nkeys; i++)
 		appendStringInfo(&id, "%s%s", i ? ":" : "", parts[i]);
-	if (id.len >= (int) sizeof(key->id))
-		elog(ERROR, "document id \"%s\" is too long", id.data);
-	key = hash_search(st->keys, id.data, HASH_ENTER, &found);
+	key = hash_search(st->keys, &id.data, HASH_ENTER, &found);
 	if (!found)
 	{
+		key->id = MemoryContextStrdup(st->context, id.data);
 		key->parts = MemoryContextAlloc(st->context, sizeof(char *) * nkeys);
 		for (int i = 0; i < nkeys; i++)
 			key->parts[i] = MemoryContextStrdup(st->context, parts[i]);
 	}
+	/* a StringInfo starts at 1 kB: keep it for no longer than this call */
+	pfree(id.data);
 }
 
 /* The values of rule's columns in one row version; false if any is unknown. */
@@ -380,22 +400,68 @@ run_text_query(const char *sql, List *inputs)
 	return out;
 }
 
+/* documents built and written by one statement */
+#define BUILD_SLICE 20000
+
+/*
+ * One statement builds the documents of n keys (their parts, one array per
+ * key column, and their ids), upserts those that built and changed, and
+ * deletes those that built nothing.  Returns the documents written.
+ */
+static int64
+write_slice(EngineIndex *ei, Datum **parts, Datum *ids, int n)
+{
+	DocumentQuery *q = ei->query;
+	int			nkeys = q->nkeys;
+	int			nargs = q->nparams + nkeys + 1;
+	Datum	   *values = palloc(sizeof(Datum) * nargs);
+	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	bool		isnull;
+	int64		written;
+
+	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
+	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + nkeys));
+	for (int k = 0; k < nkeys; k++)
+		values[q->nparams + k] = PointerGetDatum(construct_array(parts[k], n, TEXTOID,
+																 -1, false, TYPALIGN_INT));
+	values[q->nparams + nkeys] = PointerGetDatum(construct_array(ids, n, TEXTOID,
+																 -1, false, TYPALIGN_INT));
+	types[q->nparams + nkeys] = TEXTARRAYOID;
+	if (SPI_execute_with_args(ei->apply_sql[ei->shadow], nargs, types, values,
+							  NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
+	written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	for (int k = 0; k < nkeys; k++)
+		pfree(DatumGetPointer(values[q->nparams + k]));
+	pfree(DatumGetPointer(values[q->nparams + nkeys]));
+	for (int i = 0; i < n; i++)
+	{
+		pfree(DatumGetPointer(ids[i]));
+		for (int k = 0; k < nkeys; k++)
+			pfree(DatumGetPointer(parts[k][i]));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return written;
+}
+
 /* Resolve, build and write one index; runs in a subtransaction. */
 static void
 apply_index(void *arg)
 {
 	ApplyState *st = arg;
 	EngineIndex *ei = st->ei;
-	DocumentQuery *q = ei->query;
 	BuildSession session;
 	HASH_SEQ_STATUS scan;
 	PendingKey *key;
 	int			nkeys = ei->resolver->nkeys;
-	int			count = hash_get_num_entries(st->keys);
-	Datum	   *values;
+	Datum	  **parts = palloc(sizeof(Datum *) * nkeys);
+	Datum	   *ids = palloc(sizeof(Datum) * BUILD_SLICE);
 	ListCell   *lc;
 	int			r = 0;
 
+	for (int k = 0; k < nkeys; k++)
+		parts[k] = palloc(sizeof(Datum) * BUILD_SLICE);
+	st->written = 0;
 	doc_session_begin(&session, ei->index->owner);
 	SPI_connect();
 
@@ -435,42 +501,24 @@ apply_index(void *arg)
 					false, 0) < 0)
 		elog(ERROR, "could not empty the documents of index \"%s\"", ei->index->name);
 
-	count = hash_get_num_entries(st->keys);
-	if (count > 0)
+	/* build and write the set a slice at a time: statements stay small */
+	hash_seq_init(&scan, st->keys);
+	for (;;)
 	{
-		Datum	  **parts = palloc(sizeof(Datum *) * nkeys);
-		Datum	   *ids = palloc(sizeof(Datum) * count);
 		int			n = 0;
 
-		for (int k = 0; k < nkeys; k++)
-			parts[k] = palloc(sizeof(Datum) * count);
-		hash_seq_init(&scan, st->keys);
-		while ((key = hash_seq_search(&scan)) != NULL)
+		while (n < BUILD_SLICE && (key = hash_seq_search(&scan)) != NULL)
 		{
 			ids[n] = CStringGetTextDatum(key->id);
 			for (int k = 0; k < nkeys; k++)
 				parts[k][n] = CStringGetTextDatum(key->parts[k]);
 			n++;
 		}
-		values = palloc(sizeof(Datum) * (q->nparams + nkeys + 1));
-		memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
-		for (int k = 0; k < nkeys; k++)
-			values[q->nparams + k] = PointerGetDatum(construct_array(parts[k], count, TEXTOID,
-																	 -1, false, TYPALIGN_INT));
-		values[q->nparams + nkeys] = PointerGetDatum(construct_array(ids, count, TEXTOID,
-																	 -1, false, TYPALIGN_INT));
-		{
-			Oid		   *types = palloc(sizeof(Oid) * (q->nparams + nkeys + 1));
-			bool		isnull;
-
-			memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + nkeys));
-			types[q->nparams + nkeys] = TEXTARRAYOID;
-			if (SPI_execute_with_args(ei->apply_sql[ei->shadow], q->nparams + nkeys + 1, types, values,
-									  NULL, false, 0) != SPI_OK_SELECT)
-				elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
-			st->written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-													  SPI_tuptable->tupdesc, 1, &isnull));
-		}
+		if (n == 0)
+			break;
+		st->written += write_slice(ei, parts, ids, n);
+		if (n < BUILD_SLICE)
+			break;
 	}
 	SPI_finish();
 	doc_session_end(&session);
@@ -491,11 +539,13 @@ start_chunk_for(List *indexes)
 		st->ei = ei;
 		st->context = CurrentMemoryContext;
 		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(((PendingKey *) NULL)->id);
+		ctl.keysize = sizeof(char *);
 		ctl.entrysize = sizeof(PendingKey);
+		ctl.hash = pending_key_hash;
+		ctl.match = pending_key_match;
 		ctl.hcxt = CurrentMemoryContext;
 		st->keys = hash_create("flusso pending keys", 256, &ctl,
-							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+							   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 		st->rule_inputs = ei->broken ? NULL
 			: palloc0(sizeof(List *) * Max(list_length(ei->resolver->rules), 1));
 		states = lappend(states, st);
@@ -556,8 +606,12 @@ finish_chunk(List *states)
 	return written;
 }
 
-/* keys (and values still to resolve) a chunk gathers before it is applied */
-#define CHUNK_KEYS 20000
+/*
+ * Keys (and values still to resolve) a batch gathers before they are built:
+ * a document changed many times within that many keys is built once.  An
+ * entry takes about 150 bytes.
+ */
+#define KEY_SET_LIMIT 200000
 
 static int64
 pending(List *states)
@@ -600,7 +654,7 @@ read_signal(Engine *engine, const ThinChange *change)
 /*
  * Apply a batch to every index; the caller's transaction commits it.
  * Changes are resolved into a deduplicated set of keys per index, which is
- * built and written once it holds CHUNK_KEYS keys (or the batch ends), so
+ * built and written once it holds KEY_SET_LIMIT keys (or the batch ends), so
  * that a document changed many times in a batch is built once, and a batch
  * of any size is applied in bounded memory.  Rows inserted into
  * flusso.signal are appended to *signals, in the caller's memory context.
@@ -646,7 +700,7 @@ engine_apply(Engine *engine, ChangeBatch *batch, List **signals)
 					collect(st, &change);
 			}
 			/* counting is not free: look every thousand changes */
-			if (++n % 1000 == 0 && pending(states) >= CHUNK_KEYS)
+			if (++n % 1000 == 0 && pending(states) >= KEY_SET_LIMIT)
 				break;
 		}
 		written += finish_chunk(states);
