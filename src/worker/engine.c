@@ -236,6 +236,23 @@ list_has_string(List *list, const char *s)
 	return false;
 }
 
+/* Is the index there now?  Its row stays locked until the transaction ends. */
+static bool
+index_still_there(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	bool		there;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT 1 FROM flusso.index WHERE name = $1 FOR SHARE",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read index \"%s\"", name);
+	there = SPI_processed == 1;
+	SPI_finish();
+	return there;
+}
+
 /* Load and compile every index, in a transaction, in the current context. */
 Engine *
 engine_load(const char *publication)
@@ -259,8 +276,12 @@ engine_load(const char *publication)
 
 		ei->index = lfirst(lc);
 		ei->needs_seed = list_has_string(to_seed, ei->index->name);
-		/* a restore brings definitions, not the extension's tables */
-		sink_table_ensure(ei->index->name, ei->index->owner);
+		/*
+		 * A restore brings definitions, not the extension's tables; an index
+		 * dropped since it was read keeps its table dropped.
+		 */
+		if (index_still_there(ei->index->name))
+			sink_table_ensure(ei->index->name, ei->index->owner);
 		if (!attempt(compile_index, ei, &failure))
 			engine_index_failed(ei, failure);
 		else
