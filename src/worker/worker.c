@@ -364,8 +364,8 @@ show_phases(void)
 
 /*
  * With no seed running, begin one for an index that needs it.  When the
- * last attempt had to wait for the publication, look again at most every
- * second.
+ * last attempt had to wait for the publication, look again at most four
+ * times a second.
  */
 static void
 maybe_begin_seed(const char *publication)
@@ -373,7 +373,7 @@ maybe_begin_seed(const char *publication)
 	static TimestampTz waited_at = 0;
 	TimestampTz now = GetCurrentTimestamp();
 
-	if (my_seed || (waited_at != 0 && !TimestampDifferenceExceeds(waited_at, now, 1000)) ||
+	if (my_seed || (waited_at != 0 && !TimestampDifferenceExceeds(waited_at, now, 250)) ||
 		seed_candidate(my_engine) == NULL)
 		return;
 	my_seed = seed_begin(my_engine, publication);
