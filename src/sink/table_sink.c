@@ -76,7 +76,7 @@ sink_table_ensure(const char *index_name, Oid owner)
 {
 	CatalogUser saved;
 
-	if (OidIsValid(get_relname_relid(index_name, get_namespace_oid(DOCS_SCHEMA, false))))
+	if (sink_table_exists(index_name, false))
 		return;
 	SPI_connect();
 	catalog_become_owner(&saved);
@@ -100,7 +100,7 @@ sink_shadow_create(const char *index_name, Oid owner)
 
 	SPI_connect();
 	catalog_become_owner(&saved);
-	if (sink_shadow_exists(index_name))
+	if (sink_table_exists(index_name, true))
 		run(psprintf("DROP TABLE %s", sink_table_name(index_name, true)));
 	create_table(SEED_SCHEMA, index_name, owner, false);
 	catalog_restore_user(&saved);
@@ -119,10 +119,13 @@ sink_shadow_drop(const char *index_name)
 	SPI_finish();
 }
 
+/* Is the documents table, or the shadow, of this index there? */
 bool
-sink_shadow_exists(const char *index_name)
+sink_table_exists(const char *index_name, bool shadow)
 {
-	return OidIsValid(get_relname_relid(index_name, get_namespace_oid(SEED_SCHEMA, false)));
+	return OidIsValid(get_relname_relid(index_name,
+										get_namespace_oid(shadow ? SEED_SCHEMA : DOCS_SCHEMA,
+														  false)));
 }
 
 /*
@@ -139,7 +142,7 @@ sink_shadow_swap(const char *index_name)
 	SPI_connect();
 	catalog_become_owner(&saved);
 	create_secondary_indexes(shadow);
-	if (OidIsValid(get_relname_relid(index_name, get_namespace_oid(DOCS_SCHEMA, false))))
+	if (sink_table_exists(index_name, false))
 		run(psprintf("DROP TABLE %s", sink_table_name(index_name, false)));
 	run(psprintf("ALTER TABLE %s SET SCHEMA %s", shadow, quote_identifier(DOCS_SCHEMA)));
 	catalog_restore_user(&saved);
@@ -156,7 +159,7 @@ sink_table_drop(const char *index_name)
 	run(psprintf("DROP TABLE IF EXISTS %s", sink_table_name(index_name, false)));
 	/* a seed's shadow, maybe created since this transaction's snapshot */
 	AcceptInvalidationMessages();
-	if (sink_shadow_exists(index_name))
+	if (sink_table_exists(index_name, true))
 		run(psprintf("DROP TABLE %s", sink_table_name(index_name, true)));
 	catalog_restore_user(&saved);
 	SPI_finish();

@@ -14,7 +14,7 @@ extern void sink_table_ensure(const char *index_name, Oid owner);
 extern void sink_table_drop(const char *index_name);
 extern char *sink_table_name(const char *index_name, bool shadow);
 extern void sink_shadow_create(const char *index_name, Oid owner);
-extern bool sink_shadow_exists(const char *index_name);
+extern bool sink_table_exists(const char *index_name, bool shadow);
 extern void sink_shadow_drop(const char *index_name);
 extern void sink_shadow_swap(const char *index_name);
 

@@ -236,7 +236,7 @@ resume(Seed *seed)
 							  "WHERE index_name = $1 AND version = $2",
 							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.seed");
-	if (SPI_processed == 0 || !sink_shadow_exists(ei->index->name))
+	if (SPI_processed == 0 || !sink_table_exists(ei->index->name, true))
 		return false;
 	old = MemoryContextSwitchTo(seed->context);
 	seed->last_key = text_array_column(1, seed->nkeys);
@@ -326,7 +326,7 @@ seed_mark_resumable(Engine *engine)
 	{
 		EngineIndex *ei = engine_index(engine, lfirst(lc));
 
-		if (ei && ei->needs_seed && !ei->broken && sink_shadow_exists(ei->index->name))
+		if (ei && ei->needs_seed && !ei->broken && sink_table_exists(ei->index->name, true))
 			ei->shadow = true;
 	}
 }

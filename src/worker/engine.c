@@ -112,7 +112,7 @@ engine_index_failed(EngineIndex *ei, const char *message)
 	LWLockRelease(flusso_shared->lock);
 
 	/* a seed in progress cannot resume: the changes skipped miss its shadow */
-	if (sink_shadow_exists(ei->index->name))
+	if (sink_table_exists(ei->index->name, true))
 		sink_shadow_drop(ei->index->name);
 	SPI_connect();
 	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name = $1",
@@ -280,7 +280,7 @@ engine_load(const char *publication)
 		 * A restore brings definitions, not the extension's tables; an index
 		 * dropped since it was read keeps its table dropped.
 		 */
-		if (index_still_there(ei->index->name))
+		if (!sink_table_exists(ei->index->name, false) && index_still_there(ei->index->name))
 			sink_table_ensure(ei->index->name, ei->index->owner);
 		if (!attempt(compile_index, ei, &failure))
 			engine_index_failed(ei, failure);
@@ -546,7 +546,7 @@ apply_index(void *arg)
 }
 
 static List *
-start_chunk_for(List *indexes)
+start_chunk(List *indexes)
 {
 	List	   *states = NIL;
 	ListCell   *lc;
@@ -572,12 +572,6 @@ start_chunk_for(List *indexes)
 		states = lappend(states, st);
 	}
 	return states;
-}
-
-static List *
-start_chunk(Engine *engine)
-{
-	return start_chunk_for(engine->indexes);
 }
 
 /* Keep the keys st resolved to, for a seed to drop from its chunk. */
@@ -695,7 +689,7 @@ engine_apply(Engine *engine, ChangeBatch *batch, List **signals)
 	while (more)
 	{
 		MemoryContext old = MemoryContextSwitchTo(chunk_context);
-		List	   *states = start_chunk(engine);
+		List	   *states = start_chunk(engine->indexes);
 		ThinChange	change;
 		int			n = 0;
 		ListCell   *lc;
@@ -743,30 +737,15 @@ engine_build(EngineIndex *ei, List *keys, int64 *written)
 	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso build",
 												  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(context);
-	ApplyState *st;
-	char	   *failure;
-	bool		ok = true;
+	List	   *states = start_chunk(list_make1(ei));
 	ListCell   *lc;
 
-	*written = 0;
-	if (ei->broken)
-		ok = false;
-	else
-	{
-		st = linitial(start_chunk_for(list_make1(ei)));
-		foreach(lc, keys)
-			add_key(st, lfirst(lc));
-		if (attempt(apply_index, st, &failure))
-			*written = st->written;
-		else
-		{
-			engine_index_failed(ei, failure);
-			ok = false;
-		}
-	}
+	foreach(lc, keys)
+		add_key(linitial(states), lfirst(lc));
+	*written = finish_chunk(states);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(context);
-	return ok;
+	return !ei->broken;
 }
 
 /* Compile an index again and prepare its statement as its owner. */
