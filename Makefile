@@ -15,7 +15,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 MODULE_big = flusso
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 EXTENSION = flusso
-DATA = sql/flusso--0.1.0.sql
+DATA = sql/flusso--0.1.0.sql sql/flusso--0.1.0--0.2.0.sql
 PG_CPPFLAGS = -I$(srcdir)/src
 # rebuild what includes a header when the header changes (CFLAGS only: the
 # JIT bitcode build would overwrite the dependency files)
@@ -24,7 +24,7 @@ SHLIB_LINK = -lyaml
 EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # pg_regress inputs (sql/<name>.sql, expected/<name>.out); run by test/check.sh
-REGRESS = schema_formats schema_errors mapping catalog check provision capture build
+REGRESS = schema_formats schema_errors mapping catalog check provision capture build security
 
 FUZZ_SECONDS ?= 600
 .DEFAULT_GOAL := all

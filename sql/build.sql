@@ -125,6 +125,26 @@ $$);
 SELECT flusso_build('pairs', '4:1');
 SELECT flusso_build('pairs', '4');
 
+-- a composite id escapes ':' and '\' inside its values, so two keys never
+-- share one: ('x:y', 'z') is x\:y:z and ('x', 'y:z') is x:y\:z
+CREATE TABLE colons (a text, b text, label text NOT NULL, PRIMARY KEY (a, b));
+INSERT INTO colons VALUES ('x:y', 'z', 'first'), ('x', 'y:z', 'second'),
+	('back\slash', ':', 'third'), ('plain', 'key', 'fourth');
+SELECT flusso_create_index('colons', $$
+version: 1
+table: colons
+primary_key: [a, b]
+fields: [ { keyword: label, required: true } ]
+$$);
+SELECT flusso_build('colons', 'x\:y:z') ->> 'label' AS first,
+       flusso_build('colons', 'x:y\:z') ->> 'label' AS second,
+       flusso_build('colons', 'back\\slash:\:') ->> 'label' AS third,
+       flusso_build('colons', 'plain:key') ->> 'label' AS fourth;
+SELECT flusso_build('colons', 'x:y:z');
+SELECT flusso_build('colons', 'trailing\');
+SELECT flusso_drop_index('colons');
+DROP TABLE colons;
+
 -- wider than jsonb_build_object's 100 arguments
 SELECT flusso_create_index('wide', 'version: 1
 table: kinds
@@ -136,6 +156,47 @@ fields:
 FROM generate_series(1, 120) i;
 SELECT (SELECT count(*) FROM jsonb_object_keys(flusso_build('wide', '1'))) AS keys,
        flusso_build('wide', '1') -> 'c120' AS c120, flusso_build('wide', '1') -> 'id' AS id;
+
+-- 20,000 fields, as wide as a definition of at most 1 MB gets: the pieces
+-- are joined as a balanced tree, which neither the parser nor the executor
+-- recurses through 400 levels deep for
+SELECT flusso_create_index('widest', '{"version":1,"table":"kinds","primary_key":"id","fields":['
+	|| string_agg(format('{"keyword":"f%s","column":"t","required":false}', i), ',')
+	|| ']}')
+FROM generate_series(1, 20000) i;
+SELECT (SELECT count(*) FROM jsonb_object_keys(flusso_build('widest', '1'))) AS keys,
+       flusso_build('widest', '1') -> 'f20000' AS f20000;
+SELECT count(*) AS problems FROM flusso_check() WHERE index = 'widest';
+SELECT flusso_drop_index('widest');
+
+-- JSON has no NaN or infinity: they become null, in arrays too
+CREATE TABLE specials (id int PRIMARY KEY, f4 real, f8 double precision, n numeric,
+	d date, ts timestamp, tz timestamptz, fs float8[], ds date[]);
+INSERT INTO specials VALUES
+	(1, 'NaN', 'Infinity', 'NaN', 'infinity', '-infinity', 'infinity',
+	 '{1.5,NaN,-Infinity}', '{2024-01-02,infinity}'),
+	(2, '-Infinity', 'NaN', '-Infinity', '-infinity', 'infinity', '-infinity', NULL, NULL),
+	(3, 1.5, 0.30000000000000004, 'Infinity', '2024-02-29', '2024-02-29 13:14:15',
+	 '2024-02-29 13:14:15+02', '{}', '{}');
+SELECT flusso_create_index('specials', $$
+version: 1
+table: specials
+primary_key: id
+fields:
+  - { float: f4, required: false }
+  - { double: f8, required: false }
+  - { decimal: n, required: false }
+  - { date: d, required: false }
+  - { timestamp: ts, required: false }
+  - { timestamp: tz, required: false }
+  - { double: fs, required: false }
+  - { date: ds, required: false }
+  - { max: latest, table: specials, column: d, value_type: date, foreign_key: id }
+  - { avg: mean, table: specials, column: f8, foreign_key: id }
+$$);
+SELECT id, flusso_build('specials', id::text) FROM specials ORDER BY id;
+SELECT flusso_drop_index('specials');
+DROP TABLE specials;
 
 -- a table named by a reserved word, as the root, with quoted columns
 SELECT flusso_create_index('refs', $$

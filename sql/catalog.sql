@@ -102,10 +102,41 @@ SET ROLE regress_flusso_plain;
 SELECT flusso_create_index('t', E'version: 1\ntable: t\nfields: []');
 RESET ROLE;
 
+-- documents hold what an index reads with its owner's rights: another
+-- member reads them only once the owner grants SELECT
+CREATE TABLE t (id int PRIMARY KEY, secret text);
+INSERT INTO t VALUES (1, 'only alice may read this');
+GRANT SELECT ON t TO regress_flusso_alice;
+SET ROLE regress_flusso_alice;
+SELECT flusso_create_index('alices', E'version: 1\ntable: t\nfields: [ { text: secret, required: false } ]', true);
+RESET ROLE;
+SET ROLE regress_flusso_bob;
+SELECT flusso_build('alices', '1');
+SELECT count(*) FROM flusso_verify('alices');
+SELECT count(*) FROM flusso_search('alices', 'alice');
+SELECT count(*) FROM flusso_docs.alices;
+RESET ROLE;
+SET ROLE regress_flusso_alice;
+GRANT SELECT ON flusso_docs.alices TO regress_flusso_bob;
+RESET ROLE;
+SET ROLE regress_flusso_bob;
+SELECT flusso_build('alices', '1') ->> 'secret' AS granted;
+RESET ROLE;
+
+-- the index follows its documents table: a new owner (REASSIGN OWNED)
+-- builds it from then on, and a role that owns an index cannot be dropped
+DROP ROLE regress_flusso_alice;
+GRANT SELECT ON t TO regress_flusso_bob;
+REASSIGN OWNED BY regress_flusso_alice TO regress_flusso_bob;
+SELECT name, owner FROM flusso.index;
+SELECT * FROM pg_temp.sink_tables();
 SET ROLE regress_flusso_alice;
 SELECT flusso_drop_index('alices');
 RESET ROLE;
+-- and dropping the documents table (DROP OWNED) drops the index
+DROP OWNED BY regress_flusso_bob;
 SELECT count(*) FROM flusso.index;
+DROP TABLE t;
 
 -- quietly: which tables go (a seed may have a shadow) depends on timing
 SET client_min_messages = warning;

@@ -115,11 +115,43 @@ fields:
 $$, replace => true);
 SELECT flusso_drop_index('nopk');
 SELECT flusso_drop_index('badraw');
+
 SELECT index, path, severity, message FROM pg_temp.checked();
 ALTER PUBLICATION flusso DROP TABLE chk.shops, chk.items;
 ALTER PUBLICATION flusso ADD TABLE chk.shops, chk.items;
 ALTER TABLE chk.items REPLICA IDENTITY USING INDEX items_shop_key;
 SELECT index, path, severity, message FROM pg_temp.checked();
+
+-- what the worker refuses to build, check reports: a declared key that can
+-- be null or is not unique cannot name documents, an owner must be able to
+-- read every column, a raw filter must be one expression
+SELECT flusso_create_index('nullkey', E'version: 1\nschema: chk\ntable: shops\nprimary_key: region\nfields: []');
+SELECT flusso_create_index('dupkey', E'version: 1\nschema: chk\ntable: items\nprimary_key: sku\nfields: []');
+SELECT flusso_create_index('uniquekey', E'version: 1\nschema: chk\ntable: items\nprimary_key: [sku, shop_id, id]\nfields: []');
+CREATE ROLE regress_flusso_blind IN ROLE flusso_admin;
+GRANT USAGE ON SCHEMA chk TO regress_flusso_blind;
+GRANT SELECT (id) ON chk.shops TO regress_flusso_blind;
+SET ROLE regress_flusso_blind;
+SELECT flusso_create_index('blind', E'version: 1\nschema: chk\ntable: shops\nfields: [ { text: name, required: true } ]');
+RESET ROLE;
+-- a raw filter stored before create refused it (as 0.1.0 did)
+INSERT INTO flusso.index (name, version, schema_name, table_name, definition, source, owner)
+SELECT 'escaping', version, schema_name, table_name, definition,
+	   replace(source, 'fields:', E'filters: [ { raw: "true) OR (true" } ]\nfields:'), owner
+FROM flusso.index WHERE name = 'uniquekey';
+SELECT index, path, severity, message FROM pg_temp.checked()
+WHERE message NOT LIKE 'the replica identity%' ORDER BY index;
+GRANT SELECT (name) ON chk.shops TO regress_flusso_blind;
+SELECT flusso_drop_index('nullkey');
+SELECT flusso_drop_index('dupkey');
+-- quietly: whether the worker made its documents table depends on timing
+SET client_min_messages = warning;
+SELECT flusso_drop_index('escaping');
+RESET client_min_messages;
+SELECT index, path, severity, message FROM pg_temp.checked()
+WHERE message NOT LIKE 'the replica identity%' ORDER BY index;
+SELECT flusso_drop_index('uniquekey');
+SELECT flusso_drop_index('blind');
 
 DROP PUBLICATION flusso;
 DROP SCHEMA chk CASCADE;
@@ -127,3 +159,4 @@ DROP SCHEMA chk CASCADE;
 SET client_min_messages = warning;
 DROP EXTENSION flusso CASCADE;
 RESET client_min_messages;
+DROP ROLE regress_flusso_blind;

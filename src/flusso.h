@@ -20,6 +20,11 @@ extern int	flusso_work_mem;
 extern bool flusso_capture_log;
 extern char *flusso_test_crash_file;
 
+/* flusso's schemas: its state, the documents, the seeds' shadow tables */
+#define FLUSSO_SCHEMA "flusso"
+#define FLUSSO_DOCS_SCHEMA "flusso_docs"
+#define FLUSSO_SEED_SCHEMA "flusso_seed"
+
 /* replication slot of a database: flusso_<database oid> */
 #define FLUSSO_SLOT_FORMAT "flusso_%u"
 

@@ -16,6 +16,21 @@
  * flusso.signal is always emitted.  Nothing is written for BEGIN or COMMIT,
  * so a transaction that touched no emitted table produces no output.
  *
+ * Two records say that changes were not (or cannot be) emitted one by one,
+ * so that the worker seeds the indexes that read the table again; each
+ * is written once per transaction and table:
+ *	  R (rewrite)	ALTER TABLE rewrote an emitted table (a column's type
+ *					changed, say): every row may read differently, and no
+ *					row change was logged.  Seen through the rows of the
+ *					rewrite's transient heap, which the reorder buffer hands
+ *					over because the plugin asks for rewrites.
+ *	  N (uncovered)	a table named by a "columns" option changed while the
+ *					publication did not publish that change (the table or
+ *					the publication was dropped from it, or the action is
+ *					not published): the change is lost to whoever reads it.
+ * Both are decided from the catalog as of the change, like everything the
+ * plugin looks up.
+ *
  * Catalog lookups happen lazily in the change callbacks, under the historic
  * snapshot: the startup callback may run outside a transaction.  What was
  * looked up is cached per relation and invalidated like pgoutput's cache,
@@ -65,6 +80,10 @@ typedef struct PluginData
 	MemoryContext change_context;	/* reset after every change */
 	char	   *publication;
 	List	   *column_specs;
+	/* the last R or N record written: one per transaction and table */
+	TransactionId noted_xid;
+	Oid			noted_relid;
+	ThinChangeOp noted_op;
 } PluginData;
 
 /* What the plugin knows about one relation, until it is invalidated. */
@@ -73,6 +92,7 @@ typedef struct RelationEntry
 	Oid			relid;			/* hash key */
 	bool		valid;
 	bool		emitted;		/* published, or flusso.signal */
+	bool		wanted;			/* named by a "columns" option */
 	PublicationActions actions;
 	char	   *nspname;
 	char	   *relname;
@@ -158,7 +178,7 @@ plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 												 ALLOCSET_DEFAULT_SIZES);
 	data->publication = pstrdup(DEFAULT_PUBLICATION);
 	opt->output_type = OUTPUT_PLUGIN_BINARY_OUTPUT;
-	opt->receive_rewrites = false;
+	opt->receive_rewrites = true;	/* to see a rewrite; its rows are not emitted */
 	ctx->output_plugin_private = data;
 
 	foreach(lc, ctx->output_plugin_options)
@@ -325,6 +345,7 @@ build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 		entry->identity = bms_add_member(entry->identity, i + FirstLowInvalidHeapAttributeNumber);
 
 	spec = find_column_spec(data, entry->nspname, entry->relname);
+	entry->wanted = spec != NULL;
 	names = spec ? spec->columns : default_columns(rel, entry);
 	entry->ncolumns = list_length(names);
 	entry->names = palloc(sizeof(char *) * Max(entry->ncolumns, 1));
@@ -476,6 +497,58 @@ start_change(ThinChange *change, ReorderBufferTXN *txn, RelationEntry *entry,
 }
 
 /*
+ * Write an R or N record for entry's table, unless this transaction wrote
+ * the same one last.
+ */
+static void
+note_table(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, RelationEntry *entry,
+		   ThinChangeOp op)
+{
+	PluginData *data = ctx->output_plugin_private;
+	MemoryContext old;
+	ThinChange	thin;
+
+	if (data->noted_xid == txn->xid && data->noted_relid == entry->relid &&
+		data->noted_op == op)
+		return;
+	data->noted_xid = txn->xid;
+	data->noted_relid = entry->relid;
+	data->noted_op = op;
+	old = MemoryContextSwitchTo(data->change_context);
+	start_change(&thin, txn, entry, op);
+	thin.ncolumns = 0;
+	OutputPluginPrepareWrite(ctx, true);
+	thin_change_write_header(ctx->out, &thin, 0);
+	OutputPluginWrite(ctx, true);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(data->change_context);
+}
+
+/*
+ * A row of the transient heap an ALTER TABLE rewrites original into: note
+ * the rewrite of an emitted table, or a wanted one left unpublished.
+ */
+static void
+rewritten_row(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, Oid original)
+{
+	PluginData *data = ctx->output_plugin_private;
+	Relation	rel;
+	RelationEntry *entry;
+
+	if (data->noted_xid == txn->xid && data->noted_relid == original)
+		return;
+	rel = RelationIdGetRelation(original);
+	if (!RelationIsValid(rel))
+		return;
+	entry = relation_entry(data, rel);
+	if (entry->emitted)
+		note_table(ctx, txn, entry, THIN_REWRITE);
+	else if (entry->wanted)
+		note_table(ctx, txn, entry, THIN_UNCOVERED);
+	RelationClose(rel);
+}
+
+/*
  * An insert carries the new row, a delete the old row, an update both; the
  * old row only when the WAL logged one (a key change, or identity FULL).
  */
@@ -484,33 +557,44 @@ plugin_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			  Relation relation, ReorderBufferChange *change)
 {
 	PluginData *data = ctx->output_plugin_private;
-	RelationEntry *entry = relation_entry(data, relation);
+	RelationEntry *entry;
 	MemoryContext old;
 	ThinChange	thin;
 	ThinChangeOp op;
-	bool		wanted;
+	bool		published;
 	HeapTuple	old_row = NULL;
 	HeapTuple	new_row = NULL;
+
+	if (OidIsValid(relation->rd_rel->relrewrite))
+	{
+		rewritten_row(ctx, txn, relation->rd_rel->relrewrite);
+		return;
+	}
+	entry = relation_entry(data, relation);
 
 	switch (change->action)
 	{
 		case REORDER_BUFFER_CHANGE_INSERT:
 			op = THIN_INSERT;
-			wanted = entry->actions.pubinsert;
+			published = entry->actions.pubinsert;
 			break;
 		case REORDER_BUFFER_CHANGE_UPDATE:
 			op = THIN_UPDATE;
-			wanted = entry->actions.pubupdate;
+			published = entry->actions.pubupdate;
 			break;
 		case REORDER_BUFFER_CHANGE_DELETE:
 			op = THIN_DELETE;
-			wanted = entry->actions.pubdelete;
+			published = entry->actions.pubdelete;
 			break;
 		default:
 			return;
 	}
-	if (!entry->emitted || !wanted)
+	if (!entry->emitted || !published)
+	{
+		if (entry->wanted)
+			note_table(ctx, txn, entry, THIN_UNCOVERED);
 		return;
+	}
 
 	if (change->data.tp.oldtuple)
 		old_row = compat_change_tuple(change->data.tp.oldtuple);
@@ -545,7 +629,11 @@ plugin_truncate(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 		ThinChange	thin;
 
 		if (!entry->emitted || !entry->actions.pubtruncate)
+		{
+			if (entry->wanted)
+				note_table(ctx, txn, entry, THIN_UNCOVERED);
 			continue;
+		}
 		start_change(&thin, txn, entry, THIN_TRUNCATE);
 		thin.ncolumns = 0;
 		OutputPluginPrepareWrite(ctx, true);

@@ -167,7 +167,8 @@ thin_change_read(const char *data, int len, ThinChange *change)
 	if (flags & THIN_HAS_NEW)
 		change->new_values = read_row(&r, change->ncolumns);
 	if (change->op != THIN_INSERT && change->op != THIN_UPDATE &&
-		change->op != THIN_DELETE && change->op != THIN_TRUNCATE)
+		change->op != THIN_DELETE && change->op != THIN_TRUNCATE &&
+		change->op != THIN_REWRITE && change->op != THIN_UNCOVERED)
 		return false;
 	return r.ok && r.pos == len;
 }

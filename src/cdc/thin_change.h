@@ -23,7 +23,9 @@ typedef enum ThinChangeOp
 	THIN_INSERT = 'I',
 	THIN_UPDATE = 'U',
 	THIN_DELETE = 'D',
-	THIN_TRUNCATE = 'T'
+	THIN_TRUNCATE = 'T',
+	THIN_REWRITE = 'R',			/* ALTER TABLE rewrote every row */
+	THIN_UNCOVERED = 'N'		/* a change the publication did not cover */
 } ThinChangeOp;
 
 /* How one column of one row version was logged. */

@@ -18,11 +18,15 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/builtins.h"
 
-#include "check/attempt.h"
+#include "common/attempt.h"
 #include "check/environment.h"
 #include "check/identity.h"
+#include "check/privileges.h"
 #include "check/publication.h"
 #include "check/tables.h"
 #include "document/build.h"
@@ -111,6 +115,45 @@ check_published(DiagnosticSink *sink, const TableUse *table, const PublicationSt
 				 pub->name, join_names(unpublished), table->display);
 }
 
+/*
+ * Does the index's owner exist, and may it read every column the index
+ * reads?  True when not.
+ */
+static bool
+check_owner(DiagnosticSink *sink, const StoredIndex *index, List *tables)
+{
+	char	   *problem = owner_problem(index->owner);
+	bool		failed = false;
+	ListCell   *lc;
+
+	if (problem)
+	{
+		diag_add(sink, SEVERITY_ERROR, "",
+				 "Replace the index as another role with flusso_create_index(..., replace => true), or drop it.",
+				 "%s", problem);
+		return true;
+	}
+	foreach(lc, tables)
+	{
+		TableUse   *table = lfirst(lc);
+		const char *role = quote_identifier(GetUserNameFromId(index->owner, false));
+
+		problem = table_privilege_problem(table, index->owner);
+		if (problem == NULL)
+			continue;
+		diag_add(sink, SEVERITY_ERROR, table->path,
+				 pg_namespace_aclcheck(get_rel_namespace(table->relid), index->owner,
+									   ACL_USAGE) != ACLCHECK_OK
+				 ? psprintf("GRANT USAGE ON SCHEMA %s TO %s;",
+							quote_identifier(table->nspname), role)
+				 : psprintf("GRANT SELECT ON %s TO %s;",
+							quote_qualified_identifier(table->nspname, table->relname), role),
+				 "%s, so the index cannot be built", problem);
+		failed = true;
+	}
+	return failed;
+}
+
 typedef struct PreparedBuild
 {
 	const StoredIndex *index;
@@ -189,6 +232,7 @@ flusso_check(PG_FUNCTION_ARGS)
 			if (pub.exists)
 				check_published(&sink, table, &pub);
 		}
+		name_errors |= check_owner(&sink, index, tables);
 		if (!name_errors)
 			check_build(&sink, index);
 	}

@@ -126,7 +126,7 @@ environment_slot_exists(char **plugin)
 
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT plugin::text FROM pg_catalog.pg_replication_slots "
-							  "WHERE slot_name = $1", 1, argtypes, values, NULL, true, 1)
+							  "WHERE slot_name OPERATOR(pg_catalog.=) $1", 1, argtypes, values, NULL, true, 1)
 		!= SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_replication_slots");
 	exists = SPI_processed == 1;
@@ -163,7 +163,7 @@ check_capacity(DiagnosticSink *sink, bool slot_exists)
 {
 	int			max_slots = atoi(GetConfigOption("max_replication_slots", false, false));
 	int			max_workers = atoi(GetConfigOption("max_worker_processes", false, false));
-	int64		slots_used = count_of("SELECT count(*) FROM pg_catalog.pg_replication_slots", InvalidOid);
+	int64		slots_used = count_of("SELECT pg_catalog.count(*) FROM pg_catalog.pg_replication_slots", InvalidOid);
 
 	if (max_slots == 0)
 		diag_add(sink, SEVERITY_ERROR, "max_replication_slots",
@@ -228,8 +228,8 @@ check_environment(DiagnosticSink *sink, const PublicationState *pub)
 				 psprintf("SELECT pg_drop_replication_slot('%s'); the worker then creates it again.", slot),
 				 "replication slot \"%s\" uses output plugin \"%s\", not flusso", slot, plugin);
 
-	if (count_of("SELECT count(*) FROM pg_catalog.pg_stat_activity "
-				 "WHERE backend_type = 'flusso worker' AND datid = $1",
+	if (count_of("SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity "
+				 "WHERE backend_type OPERATOR(pg_catalog.=) 'flusso worker' AND datid OPERATOR(pg_catalog.=) $1",
 				 MyDatabaseId) == 0)
 		diag_add(sink, SEVERITY_WARNING, "worker",
 				 "The launcher starts it within seconds of an index being defined; if it does not, see the server log.",

@@ -32,7 +32,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 
-#include "check/attempt.h"
+#include "common/attempt.h"
 #include "check/environment.h"
 #include "check/identity.h"
 #include "check/publication.h"

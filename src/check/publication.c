@@ -53,7 +53,7 @@ publication_load(const char *name, PublicationState *state)
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT oid, pubowner, puballtables, pubinsert, pubupdate, "
 							  "pubdelete, pubtruncate FROM pg_catalog.pg_publication "
-							  "WHERE pubname = $1",
+							  "WHERE pubname OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read publication \"%s\"", name);
 	if (SPI_processed == 1)
@@ -73,7 +73,7 @@ publication_load(const char *name, PublicationState *state)
 
 	if (state->exists &&
 		SPI_execute_with_args("SELECT c.oid, t.attnames::text[], t.rowfilter "
-							  "FROM " PUBLICATION_TABLES_FROM "WHERE t.pubname = $1",
+							  "FROM " PUBLICATION_TABLES_FROM "WHERE t.pubname OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tables of publication \"%s\"", name);
 

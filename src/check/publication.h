@@ -37,8 +37,8 @@ typedef struct PublicationState
  */
 #define PUBLICATION_TABLES_FROM \
 	"pg_catalog.pg_publication_tables t " \
-	"JOIN pg_catalog.pg_namespace n ON n.nspname = t.schemaname " \
-	"JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename "
+	"JOIN pg_catalog.pg_namespace n ON n.nspname OPERATOR(pg_catalog.=) t.schemaname " \
+	"JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid AND c.relname OPERATOR(pg_catalog.=) t.tablename "
 
 extern void publication_load(const char *name, PublicationState *state);
 extern PublishedTable *publication_find(const PublicationState *state, Oid relid);

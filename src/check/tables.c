@@ -25,7 +25,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "check/attempt.h"
+#include "common/attempt.h"
+#include "check/keys.h"
 #include "check/tables.h"
 #include "check/types.h"
 #include "schema/names.h"
@@ -529,11 +530,19 @@ check_root_key(WalkContext *cx, TableUse *root, const IndexSchema *schema)
 
 	if (schema->primary_key.ncolumns > 0)
 	{
+		char	   *problem;
+
 		for (int c = 0; c < schema->primary_key.ncolumns; c++)
 		{
-			if (resolve_column(cx, root, schema->primary_key.columns[c], "primary_key").found)
-				add_unique(&root->key_columns, schema->primary_key.columns[c]);
+			if (!resolve_column(cx, root, schema->primary_key.columns[c], "primary_key").found)
+				return;
+			add_unique(&root->key_columns, schema->primary_key.columns[c]);
 		}
+		problem = key_uniqueness_problem(root->relid, root->display, root->key_columns);
+		if (problem)
+			diag_add(cx->sink, SEVERITY_ERROR, "primary_key",
+					 "Declare NOT NULL columns that a unique index covers, such as the table's PRIMARY KEY.",
+					 "%s, so it cannot name documents", problem);
 		return;
 	}
 	rel = table_open(root->relid, AccessShareLock);

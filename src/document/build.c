@@ -33,6 +33,8 @@
 #include "utils/rel.h"
 
 #include "document/build.h"
+#include "document/docid.h"
+#include "document/raw_filter.h"
 
 /* jsonb_build_object takes at most 100 arguments: 50 key/value pairs */
 #define PAIRS_PER_CALL 50
@@ -175,8 +177,12 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 			   const Table *table)
 {
 	static const char *const comparison[] = {
-		[FILTER_EQ] = "=",[FILTER_NEQ] = "<>",[FILTER_LT] = "<",[FILTER_LTE] = "<=",
-		[FILTER_GT] = ">",[FILTER_GTE] = ">=",
+		[FILTER_EQ] = "OPERATOR(pg_catalog.=)",
+		[FILTER_NEQ] = "OPERATOR(pg_catalog.<>)",
+		[FILTER_LT] = "OPERATOR(pg_catalog.<)",
+		[FILTER_LTE] = "OPERATOR(pg_catalog.<=)",
+		[FILTER_GT] = "OPERATOR(pg_catalog.>)",
+		[FILTER_GTE] = "OPERATOR(pg_catalog.>=)",
 	};
 
 	for (int i = 0; i < filters->nfilters; i++)
@@ -188,7 +194,9 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 		switch (f->op)
 		{
 			case FILTER_RAW:
-				appendStringInfo(where, "(%s)", f->raw);
+				doc_check_raw_filter(f->raw, NULL);
+				/* a line break ends a trailing -- comment inside */
+				appendStringInfo(where, "(%s\n)", f->raw);
 				break;
 			case FILTER_IS_NULL:
 				appendStringInfo(where, "%s IS NULL", col);
@@ -198,8 +206,9 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 				break;
 			case FILTER_LIKE:
 			case FILTER_ILIKE:
-				appendStringInfo(where, "%s::text %s %s", col,
-								 f->op == FILTER_LIKE ? "LIKE" : "ILIKE",
+				appendStringInfo(where, "%s::pg_catalog.text %s %s", col,
+								 f->op == FILTER_LIKE ? "OPERATOR(pg_catalog.~~)"
+								 : "OPERATOR(pg_catalog.~~*)",
 								 add_param(cx, TEXTOID, CStringGetTextDatum(f->values[0])));
 				break;
 			case FILTER_IN:
@@ -209,7 +218,7 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 
 					for (int v = 0; v < f->nvalues; v++)
 						elems[v] = CStringGetTextDatum(f->values[v]);
-					appendStringInfo(where, "%s%s = ANY(%s::pg_catalog.text[]::%s[])",
+					appendStringInfo(where, "%s%s OPERATOR(pg_catalog.=) ANY(%s::pg_catalog.text[]::%s[])",
 									 f->op == FILTER_NOT_IN ? "NOT " : "", col,
 									 add_param(cx, TEXTARRAYOID,
 											   PointerGetDatum(construct_array(elems, f->nvalues, TEXTOID,
@@ -218,9 +227,9 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 				}
 				break;
 			case FILTER_BETWEEN:
-				appendStringInfo(where, "%s BETWEEN %s AND %s", col,
-								 typed_param(cx, table, f->column, f->values[0]),
-								 typed_param(cx, table, f->column, f->values[1]));
+				appendStringInfo(where, "%s OPERATOR(pg_catalog.>=) %s AND %s OPERATOR(pg_catalog.<=) %s",
+								 col, typed_param(cx, table, f->column, f->values[0]),
+								 col, typed_param(cx, table, f->column, f->values[1]));
 				break;
 			default:
 				appendStringInfo(where, "%s %s %s", col, comparison[f->op],
@@ -228,6 +237,47 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 				break;
 		}
 	}
+}
+
+/*
+ * JSON has no NaN and no infinity, and their text ("NaN", "infinity") is a
+ * string where the mapping expects a number or a date: a float or numeric
+ * NaN or infinity, and an infinite date or timestamp, become null, in
+ * arrays too (array_replace keeps their shape).
+ */
+static char *
+finite_expr(const char *expr, Oid type)
+{
+	static const char *const number_specials[] = {"NaN", "Infinity", "-Infinity"};
+	static const char *const time_specials[] = {"infinity", "-infinity"};
+	Oid			element = get_element_type(type);
+	Oid			scalar = OidIsValid(element) ? element : type;
+	const char *const *specials;
+	int			nspecials;
+	char	   *out = pstrdup(expr);
+
+	switch (getBaseType(scalar))
+	{
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case NUMERICOID:
+			specials = number_specials;
+			nspecials = lengthof(number_specials);
+			break;
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			specials = time_specials;
+			nspecials = lengthof(time_specials);
+			break;
+		default:
+			return out;
+	}
+	for (int i = 0; i < nspecials; i++)
+		out = psprintf(OidIsValid(element) ? "pg_catalog.array_replace(%s, '%s'::%s, NULL)"
+					   : "NULLIF(%s, '%s'::%s)",
+					   out, specials[i], doc_type_name(scalar));
+	return out;
 }
 
 /* A column's value as it goes into the document. */
@@ -240,6 +290,7 @@ scalar_expr(BuildContext *cx, const SchemaField *field, const Table *table)
 	for (int i = 0; i < field->ntransforms; i++)
 		expr = psprintf(field->transforms[i] == TRANSFORM_LOWERCASE
 						? "pg_catalog.lower(%s)" : "pg_catalog.btrim(%s)", expr);
+	expr = finite_expr(expr, type);
 	if (field->default_value)
 		expr = psprintf("COALESCE(%s, %s)", expr,
 						typed_param(cx, table, field->column, field->default_value->str));
@@ -279,14 +330,16 @@ related_rows(BuildContext *cx, const SchemaField *field, const Table *parent,
 
 	initStringInfo(&buf);
 	if (field->kind == FIELD_JOIN && field->join == JOIN_BELONGS_TO)
-		appendStringInfo(&buf, "FROM %s %s WHERE %s = %s", related->qualified, related->alias,
+		appendStringInfo(&buf, "FROM %s %s WHERE %s OPERATOR(pg_catalog.=) %s",
+						 related->qualified, related->alias,
 						 column_ref(related, single_key(related_key, related)),
 						 column_ref(parent, field->column));
 	else if (field->through)
 	{
 		Table	   *junction = open_table(cx, field->namespace, field->through->table);
 
-		appendStringInfo(&buf, "FROM %s %s JOIN %s %s ON %s = %s WHERE %s = %s",
+		appendStringInfo(&buf, "FROM %s %s JOIN %s %s ON %s OPERATOR(pg_catalog.=) %s "
+						 "WHERE %s OPERATOR(pg_catalog.=) %s",
 						 junction->qualified, junction->alias,
 						 related->qualified, related->alias,
 						 column_ref(related, single_key(related_key, related)),
@@ -295,7 +348,8 @@ related_rows(BuildContext *cx, const SchemaField *field, const Table *parent,
 						 column_ref(parent, single_key(parent_key, parent)));
 	}
 	else
-		appendStringInfo(&buf, "FROM %s %s WHERE %s = %s", related->qualified, related->alias,
+		appendStringInfo(&buf, "FROM %s %s WHERE %s OPERATOR(pg_catalog.=) %s",
+						 related->qualified, related->alias,
 						 column_ref(related, field->foreign_key),
 						 column_ref(parent, single_key(parent_key, parent)));
 	append_filters(cx, &buf, &field->filters, related);
@@ -337,14 +391,16 @@ aggregate_expr(BuildContext *cx, const SchemaField *field, const Table *parent,
 		case AGG_COUNT:
 			return psprintf("(SELECT pg_catalog.count(*) %s)", rows);
 		case AGG_AVG:
-			return psprintf("(SELECT pg_catalog.avg(%s)::pg_catalog.float8 %s)",
-							column_ref(related, field->column), rows);
+			return finite_expr(psprintf("(SELECT pg_catalog.avg(%s)::pg_catalog.float8 %s)",
+										column_ref(related, field->column), rows),
+							   FLOAT8OID);
 		case AGG_SUM:
 		case AGG_MIN:
 		case AGG_MAX:
-			return psprintf("(SELECT pg_catalog.%s(%s) %s)",
-							schema_aggregate_name(field->aggregate),
-							column_ref(related, field->column), rows);
+			return finite_expr(psprintf("(SELECT pg_catalog.%s(%s) %s)",
+										schema_aggregate_name(field->aggregate),
+										column_ref(related, field->column), rows),
+							   column_type(related, field->column));
 		case AGG_IDS:
 			{
 				char	   *id = column_ref(related, single_key(&key, related));
@@ -397,32 +453,50 @@ field_expr(BuildContext *cx, const SchemaField *field, const Table *table,
 	return NULL;
 }
 
+/*
+ * pieces[lo..hi) joined with ||, as a balanced tree: a chain of thousands
+ * of || would nest as deep, and the parser and executor recurse over it.
+ */
+static char *
+concat_balanced(char **pieces, int lo, int hi)
+{
+	int			mid = lo + (hi - lo) / 2;
+
+	if (hi - lo == 1)
+		return pieces[lo];
+	return psprintf("(%s OPERATOR(pg_catalog.||) %s)",
+					concat_balanced(pieces, lo, mid), concat_balanced(pieces, mid, hi));
+}
+
 /* jsonb_build_object over the fields, in pieces of PAIRS_PER_CALL. */
 static char *
 object_expr(BuildContext *cx, const SchemaFieldList *fields, const Table *table,
 			const ColumnList *table_key)
 {
-	StringInfoData buf;
+	int			npieces = (fields->nfields + PAIRS_PER_CALL - 1) / PAIRS_PER_CALL;
+	char	  **pieces;
 
-	initStringInfo(&buf);
 	if (fields->nfields == 0)
 		return pstrdup("'{}'::pg_catalog.jsonb");
-	appendStringInfoChar(&buf, '(');
-	for (int i = 0; i < fields->nfields; i++)
+	pieces = palloc(sizeof(char *) * npieces);
+	for (int p = 0; p < npieces; p++)
 	{
-		const SchemaField *field = fields->fields[i];
+		StringInfoData buf;
 
-		if (i % PAIRS_PER_CALL == 0)
-			appendStringInfoString(&buf, i == 0 ? "pg_catalog.jsonb_build_object("
-								   : ") || pg_catalog.jsonb_build_object(");
-		else
-			appendStringInfoString(&buf, ", ");
-		appendStringInfo(&buf, "%s, %s",
-						 quote_literal_cstr(field->name),
-						 field_expr(cx, field, table, table_key));
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, "pg_catalog.jsonb_build_object(");
+		for (int i = p * PAIRS_PER_CALL; i < Min(fields->nfields, (p + 1) * PAIRS_PER_CALL); i++)
+		{
+			const SchemaField *field = fields->fields[i];
+
+			appendStringInfo(&buf, "%s%s, %s", i % PAIRS_PER_CALL ? ", " : "",
+							 quote_literal_cstr(field->name),
+							 field_expr(cx, field, table, table_key));
+		}
+		appendStringInfoChar(&buf, ')');
+		pieces[p] = buf.data;
 	}
-	appendStringInfoString(&buf, "))");
-	return buf.data;
+	return concat_balanced(pieces, 0, npieces);
 }
 
 DocumentQuery *
@@ -435,13 +509,12 @@ doc_build_query(const IndexSchema *schema)
 		? schema->primary_key : doc_primary_key(root->relid, root->qualified);
 	char	   *doc = object_expr(&cx, &schema->fields, root, &key);
 	StringInfoData where;
-	StringInfoData id;
 	StringInfoData keys;
+	char	  **key_refs;
 	ListCell   *lc;
 	int			n = 0;
 
 	initStringInfo(&where);
-	initStringInfo(&id);
 	initStringInfo(&keys);
 	append_filters(&cx, &where, &schema->filters, root);
 	if (schema->soft_delete)
@@ -467,30 +540,32 @@ doc_build_query(const IndexSchema *schema)
 	query->key_types = palloc(sizeof(Oid) * Max(key.ncolumns, 1));
 	query->root_relid = root->relid;
 	query->root_qualified = root->qualified;
+	key_refs = palloc(sizeof(char *) * Max(key.ncolumns, 1));
 	for (int i = 0; i < key.ncolumns; i++)
 	{
 		query->key_types[i] = column_type(root, key.columns[i]);
-		appendStringInfo(&id, "%s%s::pg_catalog.text", i ? ", " : "", column_ref(root, key.columns[i]));
+		key_refs[i] = column_ref(root, key.columns[i]);
 		appendStringInfo(&keys, key.ncolumns == 1 ? "%s$%d::pg_catalog.text[]::%s[]"
 						 : "%spg_catalog.unnest($%d::pg_catalog.text[]::%s[])", i ? ", " : "",
 						 query->nparams + i + 1,
 						 doc_type_name(column_type(root, key.columns[i])));
 	}
 	if (key.ncolumns == 1)
-		query->sql = psprintf("SELECT %s AS id, %s AS doc FROM %s %s WHERE %s = ANY(%s)%s",
-							  id.data, doc, root->qualified, root->alias,
-							  column_ref(root, key.columns[0]), keys.data, where.data);
+		query->sql = psprintf("SELECT %s AS id, %s AS doc FROM %s %s "
+							  "WHERE %s OPERATOR(pg_catalog.=) ANY(%s)%s",
+							  doc_id_sql(key_refs, 1), doc, root->qualified, root->alias,
+							  key_refs[0], keys.data, where.data);
 	else
 	{
 		StringInfoData cols;
 
 		initStringInfo(&cols);
 		for (int i = 0; i < key.ncolumns; i++)
-			appendStringInfo(&cols, "%s%s", i ? ", " : "", column_ref(root, key.columns[i]));
-		query->sql = psprintf("SELECT pg_catalog.concat_ws(':', %s) AS id, %s AS doc FROM %s %s "
-							  "WHERE (%s) IN (SELECT * FROM ROWS FROM (%s))%s",
-							  id.data, doc, root->qualified, root->alias, cols.data,
-							  keys.data, where.data);
+			appendStringInfo(&cols, "%s%s", i ? ", " : "", key_refs[i]);
+		query->sql = psprintf("SELECT %s AS id, %s AS doc FROM %s %s "
+							  "WHERE ROW(%s) OPERATOR(pg_catalog.=) ANY (SELECT * FROM ROWS FROM (%s))%s",
+							  doc_id_sql(key_refs, key.ncolumns), doc, root->qualified,
+							  root->alias, cols.data, keys.data, where.data);
 	}
 
 	query->param_types = palloc(sizeof(Oid) * (query->nparams + query->nkeys));

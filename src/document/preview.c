@@ -19,6 +19,7 @@
 #include "utils/jsonb.h"
 
 #include "document/build.h"
+#include "document/docid.h"
 #include "document/session.h"
 #include "index/access.h"
 #include "index/definition.h"
@@ -36,29 +37,26 @@ flusso_build(PG_FUNCTION_ARGS)
 	BuildSession session;
 	MemoryContext caller = CurrentMemoryContext;
 	Jsonb	   *doc = NULL;
-	char	   *part = id;
+	char	  **parts;
 
 	flusso_require_admin();
 	index = index_load(name);
+	flusso_require_reader(index->owner, name);
 	query = doc_build_query(index->schema);
 
-	/* a composite id joins its key values with ':' */
+	parts = palloc(sizeof(char *) * query->nkeys);
+	if (!doc_id_split(id, query->nkeys, parts))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("document id \"%s\" does not have the %d parts of the key of index \"%s\"",
+						id, query->nkeys, name),
+				 errhint("A composite id joins its key values with \":\", and escapes a \":\" or \"\\\" inside a value with \"\\\".")));
 	for (int i = 0; i < query->nkeys; i++)
 	{
-		char	   *end = i < query->nkeys - 1 ? strchr(part, ':') : NULL;
-		Datum		value;
+		Datum		value = CStringGetTextDatum(parts[i]);
 
-		if (i < query->nkeys - 1 && end == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("document id \"%s\" has fewer parts than the %d key columns of index \"%s\"",
-							id, query->nkeys, name),
-					 errhint("A composite id joins its key values with \":\".")));
-		value = CStringGetTextDatum(end ? pnstrdup(part, end - part) : part);
 		query->param_values[query->nparams + i] =
 			PointerGetDatum(construct_array(&value, 1, TEXTOID, -1, false, TYPALIGN_INT));
-		if (end)
-			part = end + 1;
 	}
 
 	doc_session_begin(&session, index->owner);

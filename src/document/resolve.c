@@ -78,7 +78,7 @@ step(const Level *level, const char *out, const char *in, ResolveStep *next)
 {
 	ResolveStep *s = palloc0(sizeof(ResolveStep));
 
-	s->sql = psprintf("SELECT DISTINCT %s::pg_catalog.text FROM %s WHERE %s = ANY($1::pg_catalog.text[]::%s[]) AND %s IS NOT NULL",
+	s->sql = psprintf("SELECT DISTINCT %s::pg_catalog.text FROM %s WHERE %s OPERATOR(pg_catalog.=) ANY($1::pg_catalog.text[]::%s[]) AND %s IS NOT NULL",
 					  quote_identifier(out), level->qualified, quote_identifier(in),
 					  type_of(level, in), quote_identifier(out));
 	s->next = next;

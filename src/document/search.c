@@ -22,6 +22,7 @@
 #include "utils/builtins.h"
 
 #include "document/search.h"
+#include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
 
@@ -60,12 +61,12 @@ doc_search_expr(const IndexSchema *schema, const char *doc)
 		return pstrdup("''::pg_catalog.tsvector");
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "pg_catalog.to_tsvector('%s'::pg_catalog.regconfig, "
-					 "COALESCE((SELECT pg_catalog.string_agg(v #>> '{}', ' ') FROM (", SEARCH_CONFIG);
+					 "COALESCE((SELECT pg_catalog.string_agg(v OPERATOR(pg_catalog.#>>) '{}', ' ') FROM (", SEARCH_CONFIG);
 	foreach(lc, paths)
 		appendStringInfo(&buf, "%sSELECT pg_catalog.jsonb_path_query(%s, %s) AS v",
 						 lc == list_head(paths) ? "" : " UNION ALL ", doc,
 						 quote_literal_cstr(lfirst(lc)));
-	appendStringInfoString(&buf, ") t WHERE pg_catalog.jsonb_typeof(v) = 'string'), ''))");
+	appendStringInfoString(&buf, ") t WHERE pg_catalog.jsonb_typeof(v) OPERATOR(pg_catalog.=) 'string'), ''))");
 	return buf.data;
 }
 
@@ -85,11 +86,11 @@ flusso_search(PG_FUNCTION_ARGS)
 
 	flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
-	(void) index_load(name);	/* an unknown name is an error */
+	flusso_require_reader(index_load(name)->owner, name);
 	sql = psprintf("SELECT d.id, d.doc, pg_catalog.ts_rank(d.search, q) AS rank "
-				   "FROM flusso_docs.%s d, pg_catalog.websearch_to_tsquery('%s'::pg_catalog.regconfig, $1) q "
-				   "WHERE d.search @@ q ORDER BY rank DESC, d.id",
-				   quote_identifier(name), SEARCH_CONFIG);
+				   "FROM %s d, pg_catalog.websearch_to_tsquery('%s'::pg_catalog.regconfig, $1) q "
+				   "WHERE d.search OPERATOR(pg_catalog.@@) q ORDER BY rank DESC, d.id",
+				   quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, name), SEARCH_CONFIG);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 1, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not search index \"%s\"", name);

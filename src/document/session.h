@@ -2,8 +2,8 @@
  *
  * session.h
  *	  The conditions every document is built under: as the index's owner,
- *	  in a restricted security context, with the settings that change JSON
- *	  output pinned.
+ *	  in a restricted security context, with search_path and the settings
+ *	  that change JSON output pinned.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -12,12 +12,9 @@
 #ifndef FLUSSO_DOCUMENT_SESSION_H
 #define FLUSSO_DOCUMENT_SESSION_H
 
-typedef struct BuildSession
-{
-	Oid			saved_userid;
-	int			saved_sec_context;
-	int			guc_nest_level;
-} BuildSession;
+#include "common/pinned.h"
+
+typedef RoleSwitch BuildSession;
 
 extern void doc_session_begin(BuildSession *session, Oid owner);
 extern void doc_session_end(BuildSession *session);

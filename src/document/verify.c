@@ -24,6 +24,7 @@
 
 #include "document/build.h"
 #include "document/session.h"
+#include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
 
@@ -59,14 +60,15 @@ flusso_verify(PG_FUNCTION_ARGS)
 	flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
 	index = index_load(name);
+	flusso_require_reader(index->owner, name);
 	q = doc_build_query(index->schema);
 	sql = psprintf("WITH built AS (%s) "
 				   "SELECT COALESCE(b.id, s.id), CASE WHEN s.id IS NULL THEN 'missing' "
 				   "WHEN b.id IS NULL THEN 'extra' ELSE 'different' END "
-				   "FROM built b FULL JOIN flusso_docs.%s s ON s.id = b.id "
+				   "FROM built b FULL JOIN %s s ON s.id OPERATOR(pg_catalog.=) b.id "
 				   "WHERE s.id IS NULL OR b.id IS NULL OR s.doc IS DISTINCT FROM b.doc "
 				   "ORDER BY 1",
-				   q->sql, quote_identifier(name));
+				   q->sql, quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, name));
 
 	doc_session_begin(&session, index->owner);
 	SPI_connect();

@@ -21,6 +21,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "index/access.h"
@@ -58,7 +59,37 @@ flusso_require_owner(Oid owner, const char *index_name)
 					   index_name, GetUserNameFromId(owner, false))));
 }
 
-/* Run as the owner of schema flusso until catalog_restore_user. */
+/*
+ * Reading an index's documents, or building them (flusso_build,
+ * flusso_verify), takes the rights of its owner, or SELECT on its
+ * documents table, which its owner grants: documents hold what the index
+ * reads with its owner's rights.
+ */
+void
+flusso_require_reader(Oid owner, const char *index_name)
+{
+	Oid			docs = get_relname_relid(index_name,
+										 get_namespace_oid(FLUSSO_DOCS_SCHEMA, false));
+
+	if (has_privs_of_role(GetUserId(), owner))
+		return;
+	if (OidIsValid(docs) && pg_class_aclcheck(docs, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to read the documents of index \"%s\"", index_name),
+			 errdetail("Index \"%s\" is built with the rights of role \"%s\".",
+					   index_name, GetUserNameFromId(owner, false)),
+			 errhint("Its owner can run: GRANT SELECT ON %s TO %s;",
+					 quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, index_name),
+					 quote_identifier(GetUserNameFromId(GetUserId(), false)))));
+}
+
+/*
+ * Run as the owner of schema flusso until catalog_restore_user, with
+ * search_path pinned: the caller's own search_path must not choose what
+ * runs with the catalog owner's rights.
+ */
 void
 catalog_become_owner(CatalogUser *saved)
 {
@@ -72,13 +103,11 @@ catalog_become_owner(CatalogUser *saved)
 	owner = ((Form_pg_namespace) GETSTRUCT(tuple))->nspowner;
 	ReleaseSysCache(tuple);
 
-	GetUserIdAndSecContext(&saved->saved_userid, &saved->saved_sec_context);
-	SetUserIdAndSecContext(owner,
-						   saved->saved_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	role_switch_begin(saved, owner, false);
 }
 
 void
-catalog_restore_user(const CatalogUser *saved)
+catalog_restore_user(CatalogUser *saved)
 {
-	SetUserIdAndSecContext(saved->saved_userid, saved->saved_sec_context);
+	role_switch_end(saved);
 }

@@ -21,6 +21,7 @@
 #include "utils/builtins.h"
 
 #include "index/access.h"
+#include "document/raw_filter.h"
 #include "index/definition.h"
 
 /* hex digits of the canonical form's SHA-256 kept as the version */
@@ -73,6 +74,44 @@ index_parse_definition(const text *definition)
 	return parsed;
 }
 
+static void
+check_filters(const SchemaFilterList *filters, const char *path)
+{
+	for (int i = 0; i < filters->nfilters; i++)
+	{
+		if (filters->filters[i].op == FILTER_RAW)
+			doc_check_raw_filter(filters->filters[i].raw, psprintf("%s[%d]", path, i));
+	}
+}
+
+static void
+check_field_filters(const SchemaFieldList *fields)
+{
+	for (int i = 0; i < fields->nfields; i++)
+	{
+		const SchemaField *field = fields->fields[i];
+
+		if (field->kind == FIELD_JOIN || field->kind == FIELD_AGGREGATE)
+			check_filters(&field->filters, psprintf("%s.filters", field->path));
+		if (field->kind == FIELD_JOIN || field->kind == FIELD_OBJECT)
+			check_field_filters(&field->children);
+	}
+}
+
+/*
+ * Refuse a definition whose raw filters are not single SQL expressions.
+ * Only definitions being created are checked here: a stored one that
+ * fails is refused when its statement is built, and goes to phase error.
+ */
+void
+index_check_raw_filters(const IndexSchema *schema)
+{
+	check_filters(&schema->filters, "filters");
+	if (schema->soft_delete)
+		check_filters(&schema->soft_delete->when, "soft_delete.when");
+	check_field_filters(&schema->fields);
+}
+
 /*
  * The stored indexes, by name, with their parsed schemas, in the caller's
  * memory context: all of them, or only the one called only (none when it
@@ -91,7 +130,7 @@ load_indexes(const char *only)
 	catalog_become_owner(&saved);
 	values[0] = only ? CStringGetTextDatum(only) : (Datum) 0;
 	if (SPI_execute_with_args(only
-							  ? "SELECT name, owner::oid, source, version FROM flusso.index WHERE name = $1"
+							  ? "SELECT name, owner::oid, source, version FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1"
 							  : "SELECT name, owner::oid, source, version FROM flusso.index ORDER BY name",
 							  only ? 1 : 0, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");

@@ -32,6 +32,7 @@ typedef struct StoredIndex
 } StoredIndex;
 
 extern ParsedDefinition *index_parse_definition(const text *definition);
+extern void index_check_raw_filters(const IndexSchema *schema);
 extern List *index_load_all(void);
 extern StoredIndex *index_load(const char *name);
 extern void index_report_missing(const char *name) pg_attribute_noreturn();

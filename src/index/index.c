@@ -55,7 +55,7 @@ lock_index(const char *name)
 	bool		isnull;
 	Datum		owner;
 
-	if (SPI_execute_with_args("SELECT owner::oid FROM flusso.index WHERE name = $1 FOR UPDATE",
+	if (SPI_execute_with_args("SELECT owner::oid FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read index \"%s\" from flusso.index", name);
 	if (SPI_processed == 0)
@@ -88,6 +88,7 @@ flusso_create_index(PG_FUNCTION_ARGS)
 	flusso_require_admin();
 	check_index_name(name);
 	parsed = index_parse_definition(definition);
+	index_check_raw_filters(parsed->schema);
 
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(parsed->version);
@@ -124,7 +125,7 @@ flusso_create_index(PG_FUNCTION_ARGS)
 		if (SPI_execute_with_args("UPDATE flusso.index SET version = $2, schema_name = $3, "
 								  "table_name = $4, definition = $5, source = $6, "
 								  "needs_seed = needs_seed OR version IS DISTINCT FROM $2, "
-								  "updated_at = pg_catalog.now() WHERE name = $1",
+								  "updated_at = pg_catalog.now() WHERE name OPERATOR(pg_catalog.=) $1",
 								  6, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update index \"%s\" in flusso.index", name);
 		catalog_restore_user(&saved);
@@ -157,12 +158,12 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	flusso_require_owner(owner, name);
 
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("DELETE FROM flusso.index WHERE name = $1",
+	if (SPI_execute_with_args("DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete index \"%s\" from flusso.index", name);
-	if (SPI_execute_with_args("DELETE FROM flusso.signal WHERE index_name = $1",
+	if (SPI_execute_with_args("DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name = $1",
+		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete the signals and seed of index \"%s\"", name);
 	if (SPI_execute("SELECT 1 FROM flusso.index", false, 1) != SPI_OK_SELECT)

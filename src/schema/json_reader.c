@@ -19,6 +19,7 @@
 #endif
 
 #include "common/jsonapi.h"
+#include "mb/pg_wchar.h"
 #include "compat.h"
 #include "schema/builder.h"
 
@@ -221,6 +222,39 @@ schema_read_json(const char *input, int len, int encoding, SchemaError **error)
 }
 
 /*
+ * Definitions are UTF-8 text, as YAML and JSON are, whatever the
+ * database's encoding (in a SQL_ASCII database nothing else checks it).
+ * Find the first byte that does not start a valid UTF-8 character and say
+ * where it is, in lines and characters; NULL when all is valid.
+ */
+static SchemaError *
+check_utf8(const char *input, int len)
+{
+	int			line = 1;
+	int			column = 1;
+
+	for (int i = 0; i < len;)
+	{
+		const unsigned char *c = (const unsigned char *) input + i;
+		int			n = pg_utf_mblen(c);
+
+		if (n > len - i || !pg_utf8_islegal(c, n))
+			return schema_syntax_error(line, column,
+									   "the definition is not valid UTF-8: byte 0x%02x at offset %d",
+									   *c, i);
+		if (*c == '\n')
+		{
+			line++;
+			column = 1;
+		}
+		else
+			column++;
+		i += n;
+	}
+	return NULL;
+}
+
+/*
  * Read a definition in either format: input whose first significant
  * character is '{' or '[' is JSON, anything else YAML.
  */
@@ -241,6 +275,8 @@ schema_read(const char *input, int len, int encoding, SchemaError **error)
 		*error = schema_error("", NULL, "the definition contains a zero byte");
 		return NULL;
 	}
+	if ((*error = check_utf8(input, len)) != NULL)
+		return NULL;
 	while (p < input + len && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
 		p++;
 	if (p == input + len)

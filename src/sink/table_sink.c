@@ -2,9 +2,13 @@
  *
  * table_sink.c
  *	  Creates and drops flusso_docs.<index>(id text PRIMARY KEY, doc jsonb,
- *	  search tsvector, updated_at), owned by the index's owner, readable by
- *	  flusso_admin, with GIN indexes on doc (jsonb_path_ops, for containment
- *	  queries) and on search (full text over the text and identifier fields).
+ *	  search tsvector, updated_at), owned by the index's owner, with GIN
+ *	  indexes on doc (jsonb_path_ops, for containment queries) and on search
+ *	  (full text over the text and identifier fields).
+ *
+ * Documents hold what the index reads with its owner's rights, so only
+ * the owner reads them, and whom the owner grants SELECT to: the grants
+ * are carried over when a seed puts a new table in place.
  *
  * The table is not a member of the extension: pg_dump keeps it with its
  * documents, which match the rows dumped beside them, and DROP EXTENSION
@@ -24,6 +28,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -33,8 +38,6 @@
 #include "index/access.h"
 #include "sink/table_sink.h"
 
-#define DOCS_SCHEMA "flusso_docs"
-#define SEED_SCHEMA "flusso_seed"
 
 static void
 run(const char *sql)
@@ -68,7 +71,45 @@ create_table(const char *nspname, const char *index_name, Oid owner, bool second
 		create_secondary_indexes(table);
 	run(psprintf("ALTER TABLE %s OWNER TO %s", table,
 				 quote_identifier(GetUserNameFromId(owner, false))));
-	run(psprintf("GRANT SELECT ON %s TO %s", table, FLUSSO_ADMIN_ROLE));
+}
+
+/*
+ * Grant on table to what the documents table of index_name grants: the
+ * privileges its owner gave other roles outlive a seed.  (Column
+ * privileges do not.)
+ */
+static void
+copy_grants(const char *index_name, const char *table)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1];
+	List	   *grants = NIL;
+	ListCell   *lc;
+
+	values[0] = ObjectIdGetDatum(get_relname_relid(index_name,
+												   get_namespace_oid(FLUSSO_DOCS_SCHEMA, false)));
+	if (SPI_execute_with_args("SELECT a.grantee, a.privilege_type, a.is_grantable "
+							  "FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a "
+							  "WHERE c.oid OPERATOR(pg_catalog.=) $1 "
+							  "AND a.grantee OPERATOR(pg_catalog.<>) c.relowner",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the privileges of the documents of index \"%s\"", index_name);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		bool		isnull;
+		Oid			grantee = DatumGetObjectId(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull));
+
+		grants = lappend(grants,
+						 psprintf("GRANT %s ON %s TO %s%s",
+								  SPI_getvalue(tuple, SPI_tuptable->tupdesc, 2), table,
+								  OidIsValid(grantee)
+								  ? quote_identifier(GetUserNameFromId(grantee, false)) : "PUBLIC",
+								  DatumGetBool(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 3, &isnull))
+								  ? " WITH GRANT OPTION" : ""));
+	}
+	foreach(lc, grants)
+		run(lfirst(lc));
 }
 
 void
@@ -80,7 +121,7 @@ sink_table_ensure(const char *index_name, Oid owner)
 		return;
 	SPI_connect();
 	catalog_become_owner(&saved);
-	create_table(DOCS_SCHEMA, index_name, owner, true);
+	create_table(FLUSSO_DOCS_SCHEMA, index_name, owner, true);
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
@@ -89,7 +130,7 @@ sink_table_ensure(const char *index_name, Oid owner)
 char *
 sink_table_name(const char *index_name, bool shadow)
 {
-	return quote_qualified_identifier(shadow ? SEED_SCHEMA : DOCS_SCHEMA, index_name);
+	return quote_qualified_identifier(shadow ? FLUSSO_SEED_SCHEMA : FLUSSO_DOCS_SCHEMA, index_name);
 }
 
 /* A fresh, empty shadow table for a seed, replacing any left behind. */
@@ -102,7 +143,7 @@ sink_shadow_create(const char *index_name, Oid owner)
 	catalog_become_owner(&saved);
 	if (sink_table_exists(index_name, true))
 		run(psprintf("DROP TABLE %s", sink_table_name(index_name, true)));
-	create_table(SEED_SCHEMA, index_name, owner, false);
+	create_table(FLUSSO_SEED_SCHEMA, index_name, owner, false);
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
@@ -124,7 +165,7 @@ bool
 sink_table_exists(const char *index_name, bool shadow)
 {
 	return OidIsValid(get_relname_relid(index_name,
-										get_namespace_oid(shadow ? SEED_SCHEMA : DOCS_SCHEMA,
+										get_namespace_oid(shadow ? FLUSSO_SEED_SCHEMA : FLUSSO_DOCS_SCHEMA,
 														  false)));
 }
 
@@ -143,8 +184,11 @@ sink_shadow_swap(const char *index_name)
 	catalog_become_owner(&saved);
 	create_secondary_indexes(shadow);
 	if (sink_table_exists(index_name, false))
+	{
+		copy_grants(index_name, shadow);
 		run(psprintf("DROP TABLE %s", sink_table_name(index_name, false)));
-	run(psprintf("ALTER TABLE %s SET SCHEMA %s", shadow, quote_identifier(DOCS_SCHEMA)));
+	}
+	run(psprintf("ALTER TABLE %s SET SCHEMA %s", shadow, quote_identifier(FLUSSO_DOCS_SCHEMA)));
 	catalog_restore_user(&saved);
 	SPI_finish();
 }

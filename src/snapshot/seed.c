@@ -46,7 +46,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-#include "check/attempt.h"
+#include "common/attempt.h"
 #include "check/publication.h"
 #include "document/session.h"
 #include "flusso.h"
@@ -94,6 +94,22 @@ execute(const char *sql, int expected, const char *name, const char *arg2)
 		elog(ERROR, "could not run \"%s\"", sql);
 }
 
+static void forget(Seed **seed);
+
+/* The phase of an index, and what flusso_status() shows beside it. */
+static void
+set_phase(const char *name, IndexPhase phase, const char *message)
+{
+	DatabaseEntry *entry;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	if (entry)
+		shared_set_phase(entry, name, phase, message);
+	LWLockRelease(flusso_shared->lock);
+}
+
+/* The phase of the seeded index, with the seed's progress. */
 static void
 report(Seed *seed, IndexPhase phase, const char *message)
 {
@@ -147,14 +163,18 @@ text_array_column(int column, int n)
 	return out;
 }
 
-/* The row values of the current SPI tuple row as strings. */
+/* The key values of an SPI result row as strings; keys are never null. */
 static char **
 row_strings(uint64 row, int n)
 {
 	char	  **out = palloc(sizeof(char *) * n);
 
 	for (int i = 0; i < n; i++)
+	{
 		out[i] = SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, i + 1);
+		if (out[i] == NULL)
+			elog(ERROR, "a root key read by the seed is null");
+	}
 	return out;
 }
 
@@ -172,6 +192,23 @@ key_list(const DocumentQuery *q, const char *suffix)
 	for (int i = 0; i < q->nkeys; i++)
 		appendStringInfo(&buf, "%sr.%s%s", i ? ", " : "", quote_identifier(q->key_columns[i]),
 						 suffix);
+	return buf.data;
+}
+
+/*
+ * "r.k1 IS NOT NULL AND r.k2 IS NOT NULL": a row whose key is null has no
+ * document (flusso_check() reports a key that can be null), and its null
+ * would sort first in DESC order.
+ */
+static char *
+keys_not_null(const DocumentQuery *q)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < q->nkeys; i++)
+		appendStringInfo(&buf, "%sr.%s IS NOT NULL", i ? " AND " : "",
+						 quote_identifier(q->key_columns[i]));
 	return buf.data;
 }
 
@@ -209,7 +246,7 @@ missing_publication(EngineIndex *ei, const char *publication)
 	if (SPI_execute_with_args("SELECT r.relid::pg_catalog.regclass::pg_catalog.text "
 							  "FROM pg_catalog.unnest($1) r(relid) WHERE NOT EXISTS ("
 							  "SELECT 1 FROM " PUBLICATION_TABLES_FROM
-							  "WHERE t.pubname = $2 AND c.oid = r.relid) ORDER BY 1",
+							  "WHERE t.pubname OPERATOR(pg_catalog.=) $2 AND c.oid OPERATOR(pg_catalog.=) r.relid) ORDER BY 1",
 							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read publication \"%s\"", publication);
 	if (SPI_processed == 0)
@@ -233,7 +270,7 @@ resume(Seed *seed)
 	if (!ei->shadow)
 		return false;
 	if (SPI_execute_with_args("SELECT last_key, max_key, done, total FROM flusso.seed "
-							  "WHERE index_name = $1 AND version = $2",
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
 							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.seed");
 	if (SPI_processed == 0 || !sink_table_exists(ei->index->name, true))
@@ -252,8 +289,9 @@ resume(Seed *seed)
  * the index's owner, an empty shadow table, and the seed's row.
  */
 static void
-start(Seed *seed)
+start(void *arg)
 {
+	Seed	   *seed = arg;
 	EngineIndex *ei = seed->ei;
 	DocumentQuery *q = ei->query;
 	BuildSession session;
@@ -263,16 +301,16 @@ start(Seed *seed)
 	MemoryContext old;
 
 	doc_session_begin(&session, ei->index->owner);
-	if (SPI_execute(psprintf("SELECT %s FROM %s r ORDER BY %s LIMIT 1",
+	if (SPI_execute(psprintf("SELECT %s FROM %s r WHERE %s ORDER BY %s LIMIT 1",
 							 key_list(q, "::pg_catalog.text"), q->root_qualified,
-							 key_list(q, " DESC")), true, 1) != SPI_OK_SELECT)
+							 keys_not_null(q), key_list(q, " DESC")), true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the largest key of %s", q->root_qualified);
 	old = MemoryContextSwitchTo(seed->context);
 	seed->max_key = SPI_processed ? row_strings(0, seed->nkeys) : NULL;
 	MemoryContextSwitchTo(old);
 	values[4] = ObjectIdGetDatum(q->root_relid);
-	if (SPI_execute_with_args("SELECT CASE WHEN reltuples >= 0 THEN reltuples::pg_catalog.int8 END "
-							  "FROM pg_catalog.pg_class WHERE oid = $1",
+	if (SPI_execute_with_args("SELECT CASE WHEN reltuples OPERATOR(pg_catalog.>=) 0 THEN reltuples::pg_catalog.int8 END "
+							  "FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1",
 							  1, &argtypes[4], &values[4], NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the size of %s", q->root_qualified);
 	if (SPI_processed == 1 && SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1))
@@ -316,7 +354,7 @@ seed_mark_resumable(Engine *engine)
 
 	SPI_connect();
 	if (SPI_execute("SELECT s.index_name FROM flusso.seed s JOIN flusso.index i "
-					"ON i.name = s.index_name AND i.version = s.version", true, 0) != SPI_OK_SELECT)
+					"ON i.name OPERATOR(pg_catalog.=) s.index_name AND i.version OPERATOR(pg_catalog.=) s.version", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.seed");
 	MemoryContextSwitchTo(caller);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -348,21 +386,18 @@ seed_candidate(Engine *engine)
 }
 
 /*
- * Begin (or resume) seeding the first index that needs it, in transactions
- * of its own.  NULL when none does, or when the one that does must wait
- * for the publication to cover its tables.
+ * Begin (or resume) seeding ei, in transactions of its own.  NULL when it
+ * must wait for the publication to cover its tables, or failed to start
+ * (and was isolated).
  */
-Seed *
-seed_begin(Engine *engine, const char *publication)
+static Seed *
+begin_one(EngineIndex *ei, const char *publication)
 {
-	EngineIndex *ei = seed_candidate(engine);
 	Seed	   *seed;
 	char	   *waiting;
+	bool		failed = false;
 	MemoryContext context;
 	MemoryContext old;
-
-	if (ei == NULL)
-		return NULL;
 
 	context = AllocSetContextCreate(CurrentMemoryContext, "flusso seed", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(context);
@@ -380,7 +415,7 @@ seed_begin(Engine *engine, const char *publication)
 		seed->key_types[k] = MemoryContextStrdup(context,
 												 doc_type_name(ei->query->key_types[k]));
 	/* held until the shadow exists, so that a drop of the index drops it too */
-	execute("SELECT 1 FROM flusso.index WHERE name = $1 AND version = $2 FOR SHARE",
+	execute("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2 FOR SHARE",
 			SPI_OK_SELECT, ei->index->name, ei->index->version);
 	if (SPI_processed == 0)
 		waiting = "waiting to seed: the index was dropped or replaced, the worker restarts";
@@ -388,14 +423,16 @@ seed_begin(Engine *engine, const char *publication)
 		waiting = missing_publication(ei, publication);
 	if (waiting)
 		waiting = MemoryContextStrdup(context, waiting);
-	else if (!resume(seed))
-		start(seed);
+	else if (!resume(seed) && !engine_attempt(ei, "could not start seeding", start, seed))
+		failed = true;
 	end_transaction(context);
 	MemoryContextSwitchTo(old);
 
-	if (waiting)
+	if (waiting || failed)
 	{
-		report(seed, PHASE_SNAPSHOT, waiting);
+		/* a table left out of the publication: its changes are not seen */
+		if (waiting)
+			report(seed, PHASE_ERROR, waiting);
 		MemoryContextDelete(context);
 		return NULL;
 	}
@@ -410,6 +447,30 @@ seed_begin(Engine *engine, const char *publication)
 				(errmsg("flusso: seeding index \"%s\" from %s, about " INT64_FORMAT " root rows",
 						ei->index->name, ei->query->root_qualified, seed->total)));
 	return seed;
+}
+
+/*
+ * Begin (or resume) seeding the first index that needs it and can start:
+ * one that waits for the publication does not hold up the others.  NULL
+ * when none can.
+ */
+Seed *
+seed_begin(Engine *engine, const char *publication)
+{
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		Seed	   *seed;
+
+		if (!ei->needs_seed || ei->broken)
+			continue;
+		seed = begin_one(ei, publication);
+		if (seed)
+			return seed;
+	}
+	return NULL;
 }
 
 static void
@@ -428,24 +489,57 @@ insert_watermark(Seed *seed, const char *kind, char *id)
 	end_transaction(caller);
 }
 
+/* A chunk's statement and its arguments. */
+typedef struct ChunkRead
+{
+	Seed	   *seed;
+	char	   *sql;
+	int			nargs;
+	Oid		   *argtypes;
+	Datum	   *values;
+} ChunkRead;
+
+/* Read the chunk's keys as the index's owner. */
+static void
+read_chunk(void *arg)
+{
+	ChunkRead  *read = arg;
+	Seed	   *seed = read->seed;
+	BuildSession session;
+	MemoryContext old;
+
+	doc_session_begin(&session, seed->ei->index->owner);
+	if (SPI_execute_with_args(read->sql, read->nargs, read->argtypes, read->values,
+							  NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read a chunk of %s", seed->ei->query->root_qualified);
+	old = MemoryContextSwitchTo(seed->chunk_context);
+	for (uint64 row = 0; row < SPI_processed; row++)
+		seed->chunk = lappend(seed->chunk, row_strings(row, seed->nkeys));
+	MemoryContextSwitchTo(old);
+	seed->final_chunk = SPI_processed < (uint64) flusso_snapshot_chunk_size;
+	doc_session_end(&session);
+}
+
 /*
  * The next chunk: low watermark, keys, high watermark, each committed in
  * a transaction of its own.  The keys are built when the high watermark
- * arrives in the stream.
+ * arrives in the stream.  If they cannot be read, the index is isolated
+ * and the seed forgotten (*seed is NULL then).
  */
 void
-seed_read_chunk(Seed *seed)
+seed_read_chunk(Seed **seedp)
 {
+	Seed	   *seed = *seedp;
 	EngineIndex *ei = seed->ei;
 	DocumentQuery *q = ei->query;
 	int			nkeys = seed->nkeys;
-	BuildSession session;
 	StringInfoData sql;
 	Oid		   *argtypes;
 	Datum	   *values;
 	int			nargs = 0;
 	MemoryContext caller;
-	MemoryContext old;
+	ChunkRead	read;
+	bool		ok;
 
 	Assert(seed->state == SEED_CHUNK_DUE);
 	MemoryContextReset(seed->chunk_context);
@@ -453,25 +547,25 @@ seed_read_chunk(Seed *seed)
 	caller = MemoryContextSwitchTo(seed->chunk_context);
 	argtypes = palloc(sizeof(Oid) * (2 * nkeys + 1));
 	values = palloc(sizeof(Datum) * (2 * nkeys + 1));
-	insert_watermark(seed, "low", seed->low);
+	insert_watermark(seed, SIGNAL_LOW, seed->low);
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT %s FROM %s r WHERE true", key_list(q, "::pg_catalog.text"),
-					 q->root_qualified);
+	appendStringInfo(&sql, "SELECT %s FROM %s r WHERE %s", key_list(q, "::pg_catalog.text"),
+					 q->root_qualified, keys_not_null(q));
 	for (int i = 0; seed->last_key && i < nkeys; i++)
 	{
 		argtypes[nargs] = TEXTOID;
 		values[nargs++] = CStringGetTextDatum(seed->last_key[i]);
 	}
 	if (seed->last_key)
-		appendStringInfo(&sql, " AND ROW(%s) > %s", key_list(q, ""), key_params(seed, 1));
+		appendStringInfo(&sql, " AND ROW(%s) OPERATOR(pg_catalog.>) %s", key_list(q, ""), key_params(seed, 1));
 	for (int i = 0; seed->max_key && i < nkeys; i++)
 	{
 		argtypes[nargs] = TEXTOID;
 		values[nargs++] = CStringGetTextDatum(seed->max_key[i]);
 	}
 	if (seed->max_key)
-		appendStringInfo(&sql, " AND ROW(%s) <= %s", key_list(q, ""),
+		appendStringInfo(&sql, " AND ROW(%s) OPERATOR(pg_catalog.<=) %s", key_list(q, ""),
 						 key_params(seed, nargs - nkeys + 1));
 	else
 		appendStringInfoString(&sql, " AND false");
@@ -479,19 +573,18 @@ seed_read_chunk(Seed *seed)
 	values[nargs++] = Int32GetDatum(flusso_snapshot_chunk_size);
 	appendStringInfo(&sql, " ORDER BY %s LIMIT $%d", key_list(q, ""), nargs);
 
+	read = (ChunkRead) {seed, sql.data, nargs, argtypes, values};
 	(void) begin_transaction();
-	doc_session_begin(&session, ei->index->owner);
-	if (SPI_execute_with_args(sql.data, nargs, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read a chunk of %s", q->root_qualified);
-	old = MemoryContextSwitchTo(seed->chunk_context);
-	for (uint64 row = 0; row < SPI_processed; row++)
-		seed->chunk = lappend(seed->chunk, row_strings(row, nkeys));
-	MemoryContextSwitchTo(old);
-	seed->final_chunk = SPI_processed < (uint64) flusso_snapshot_chunk_size;
-	doc_session_end(&session);
+	ok = engine_attempt(ei, "could not read a chunk to seed", read_chunk, &read);
 	end_transaction(seed->chunk_context);
+	if (!ok)
+	{
+		MemoryContextSwitchTo(caller);
+		forget(seedp);
+		return;
+	}
 
-	insert_watermark(seed, "high", seed->high);
+	insert_watermark(seed, SIGNAL_HIGH, seed->high);
 	seed->state = SEED_AWAIT_LOW;
 	MemoryContextSwitchTo(caller);
 }
@@ -500,9 +593,17 @@ seed_read_chunk(Seed *seed)
  * The chunk's keys less those the stream built in the window, compared as
  * values of the key types (EXCEPT uses their own equality).
  */
-static List *
-keys_to_build(Seed *seed)
+typedef struct ChunkKeys
 {
+	Seed	   *seed;
+	List	   *keys;			/* out: char ** rows of key parts */
+} ChunkKeys;
+
+static void
+keys_to_build(void *arg)
+{
+	ChunkKeys  *out = arg;
+	Seed	   *seed = out->seed;
 	EngineIndex *ei = seed->ei;
 	int			nkeys = seed->nkeys;
 	List	   *sets[2] = {seed->chunk, ei->captured};
@@ -515,7 +616,10 @@ keys_to_build(Seed *seed)
 	MemoryContext old;
 
 	if (ei->captured == NIL)
-		return seed->chunk;
+	{
+		out->keys = seed->chunk;
+		return;
+	}
 	for (int s = 0; s < 2; s++)
 	{
 		initStringInfo(&select[s]);
@@ -562,7 +666,7 @@ keys_to_build(Seed *seed)
 	MemoryContextSwitchTo(old);
 	SPI_finish();
 	doc_session_end(&session);
-	return keys;
+	out->keys = keys;
 }
 
 static void
@@ -593,30 +697,27 @@ seed_finish(Seed **seed)
 	EngineIndex *ei = (*seed)->ei;
 	const char *name = ei->index->name;
 	MemoryContext caller;
-	char	   *failure;
 	bool		current;
 
 	Assert((*seed)->state == SEED_FINISH_DUE);
 	caller = begin_transaction();
 	/* a definition replaced meanwhile: its own seed follows the restart */
-	execute("SELECT 1 FROM flusso.index WHERE name = $1 AND version = $2 FOR UPDATE",
+	execute("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2 FOR UPDATE",
 			SPI_OK_SELECT, name, ei->index->version);
 	current = SPI_processed == 1;
-	if (current && !attempt(swap, (void *) name, &failure))
-	{
-		/* a view on the documents table, say: this index stops, not all */
-		engine_index_failed(ei, psprintf("could not swap in the seeded documents: %s", failure));
+	/* a view on the documents table, say: this index stops, not all */
+	if (current && !engine_attempt(ei, "could not swap in the seeded documents",
+								   swap, (void *) name))
 		current = false;
-	}
 	if (current)
 	{
-		execute("UPDATE flusso.index SET needs_seed = false WHERE name = $1",
+		execute("UPDATE flusso.index SET needs_seed = false WHERE name OPERATOR(pg_catalog.=) $1",
 				SPI_OK_UPDATE, name, NULL);
 		/* requests that this seed answered: they arrived before it started */
-		execute("DELETE FROM flusso.signal WHERE kind = 'resnapshot' AND index_name = $1 "
-				"AND created_at <= (SELECT started_at FROM flusso.seed WHERE index_name = $1)",
+		execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) '" SIGNAL_RESNAPSHOT "' AND index_name OPERATOR(pg_catalog.=) $1 "
+				"AND created_at OPERATOR(pg_catalog.<=) (SELECT started_at FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1)",
 				SPI_OK_DELETE, name, NULL);
-		execute("DELETE FROM flusso.seed WHERE index_name = $1", SPI_OK_DELETE, name, NULL);
+		execute("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1", SPI_OK_DELETE, name, NULL);
 	}
 	end_transaction(caller);
 	if (current)
@@ -639,13 +740,17 @@ close_chunk(Seed **seed)
 {
 	Seed	   *s = *seed;
 	EngineIndex *ei = s->ei;
-	List	   *keys;
+	ChunkKeys	chunk = {s, NIL};
 	int64		written;
 
 	ei->capture = false;
-	keys = keys_to_build(s);
+	if (!engine_attempt(ei, "could not seed a chunk", keys_to_build, &chunk))
+	{
+		forget(seed);
+		return;
+	}
 	ei->captured = NIL;
-	if (!engine_build(ei, keys, &written))
+	if (!engine_build(ei, chunk.keys, &written))
 	{
 		/* isolated and marked for seeding by the engine */
 		forget(seed);
@@ -677,7 +782,7 @@ close_chunk(Seed **seed)
 		values[2] = Int64GetDatum(s->done);
 		SPI_connect();
 		if (SPI_execute_with_args("UPDATE flusso.seed SET last_key = $2, done = $3, "
-								  "updated_at = pg_catalog.clock_timestamp() WHERE index_name = $1",
+								  "updated_at = pg_catalog.clock_timestamp() WHERE index_name OPERATOR(pg_catalog.=) $1",
 								  3, argtypes, values, nulls, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not save the seed cursor of index \"%s\"", ei->index->name);
 		SPI_finish();
@@ -694,45 +799,87 @@ close_chunk(Seed **seed)
 }
 
 /*
- * Act on the signals a batch ended with, in the batch's transaction, after
- * its changes were applied.  A re-snapshot request marks its index for
- * seeding and abandons a seed of it in progress, which starts again; the
- * request itself is deleted when that seed completes.
+ * Say why an index will be seeded again: asked for, a table it reads was
+ * rewritten, or changed while the publication did not cover it.  In the
+ * last case the index is in phase error until the seed can begin, which
+ * is once the publication covers every table it reads again.
  */
-void
+static void
+seed_announce(EngineIndex *ei, const Signal *signal)
+{
+	const char *name = ei->index->name;
+
+	if (strcmp(signal->kind, SIGNAL_RESNAPSHOT) == 0)
+	{
+		/* the worker may have kept dying on it: the user asks again */
+		engine_forgive(ei);
+		ereport(LOG, (errmsg("flusso: re-snapshot of index \"%s\" requested", name)));
+	}
+	else if (strcmp(signal->kind, SIGNAL_REWRITE) == 0)
+		ereport(LOG,
+				(errmsg("flusso: table %s was rewritten, so index \"%s\" will be seeded again",
+						signal->table, name)));
+	else
+	{
+		char	   *message = psprintf("changes to table %s were not published, so they are lost to this index; it is seeded again once the publication covers every table it reads",
+									   signal->table);
+
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flusso index \"%s\": %s", name, message)));
+		set_phase(name, PHASE_ERROR, message);
+	}
+}
+
+/*
+ * Act on the signals a batch ended with, in the batch's transaction, after
+ * its changes were applied.  A re-snapshot request, a rewrite of a table
+ * an index reads, or a change the publication did not cover marks the
+ * index for seeding and abandons a seed of it in progress, which starts
+ * again; a request itself is deleted when that seed completes.  True when
+ * a table was rewritten: the caller compiles the indexes again.
+ */
+bool
 seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 {
 	ListCell   *lc;
+	bool		reload = false;
 
 	foreach(lc, signals)
 	{
 		Signal	   *signal = lfirst(lc);
 		Seed	   *s = *seed;
 
-		if (strcmp(signal->kind, "resnapshot") == 0)
+		if (strcmp(signal->kind, SIGNAL_RESNAPSHOT) == 0 ||
+			strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
+			strcmp(signal->kind, SIGNAL_UNCOVERED) == 0)
 		{
 			EngineIndex *ei = engine_index(engine, signal->index_name);
 
 			if (ei == NULL)
 			{
 				/* its index was dropped since */
-				SPI_connect();
-				execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text = $1",
-						SPI_OK_DELETE, signal->id, NULL);
-				SPI_finish();
+				if (signal->id)
+				{
+					SPI_connect();
+					execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1",
+							SPI_OK_DELETE, signal->id, NULL);
+					SPI_finish();
+				}
 				continue;
 			}
 			SPI_connect();
-			execute("UPDATE flusso.index SET needs_seed = true WHERE name = $1",
+			execute("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
 					SPI_OK_UPDATE, signal->index_name, NULL);
-			execute("DELETE FROM flusso.seed WHERE index_name = $1",
+			execute("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
 					SPI_OK_DELETE, signal->index_name, NULL);
 			SPI_finish();
 			if (s && s->ei == ei)
 				forget(seed);
 			ei->needs_seed = true;
-			ereport(LOG,
-					(errmsg("flusso: re-snapshot of index \"%s\" requested", signal->index_name)));
+			seed_announce(ei, signal);
+			/* its columns may read differently now: compile it again */
+			reload |= strcmp(signal->kind, SIGNAL_REWRITE) == 0;
 		}
 		else if (s && s->state == SEED_AWAIT_LOW && strcmp(signal->id, s->low) == 0)
 		{
@@ -745,7 +892,7 @@ seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 		else if (s && s->state == SEED_AWAIT_HIGH && strcmp(signal->id, s->high) == 0)
 		{
 			SPI_connect();
-			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text IN ($1, $2)",
+			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY[$1, $2])",
 					SPI_OK_DELETE, s->low, s->high);
 			SPI_finish();
 			close_chunk(seed);
@@ -754,11 +901,12 @@ seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 		{
 			/* a watermark of an earlier run, or of a seed abandoned */
 			SPI_connect();
-			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text = $1 "
-					"AND kind IN ('low', 'high')", SPI_OK_DELETE, signal->id, NULL);
+			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
+					"AND kind OPERATOR(pg_catalog.=) ANY (ARRAY['" SIGNAL_LOW "', '" SIGNAL_HIGH "'])", SPI_OK_DELETE, signal->id, NULL);
 			SPI_finish();
 		}
 	}
+	return reload;
 }
 
 /* Watermarks of an earlier run count for nothing: delete them. */
@@ -767,7 +915,7 @@ seed_forget_watermarks(void)
 {
 	MemoryContext caller = begin_transaction();
 
-	if (SPI_execute("DELETE FROM flusso.signal WHERE kind IN ('low', 'high')",
+	if (SPI_execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) ANY (ARRAY['" SIGNAL_LOW "', '" SIGNAL_HIGH "'])",
 					false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete old watermarks");
 	end_transaction(caller);

@@ -48,8 +48,8 @@ typedef struct Seed
 extern void seed_mark_resumable(Engine *engine);
 extern EngineIndex *seed_candidate(Engine *engine);
 extern Seed *seed_begin(Engine *engine, const char *publication);
-extern void seed_read_chunk(Seed *seed);
-extern void seed_handle_signals(Engine *engine, Seed **seed, List *signals);
+extern void seed_read_chunk(Seed **seed);
+extern bool seed_handle_signals(Engine *engine, Seed **seed, List *signals);
 extern void seed_finish(Seed **seed);
 extern void seed_forget_watermarks(void);
 

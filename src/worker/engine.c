@@ -36,8 +36,11 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "check/attempt.h"
+#include "check/ready.h"
+#include "check/tables.h"
+#include "common/attempt.h"
 #include "document/build.h"
+#include "document/docid.h"
 #include "document/resolve.h"
 #include "document/search.h"
 #include "document/session.h"
@@ -45,6 +48,7 @@
 #include "sink/table_sink.h"
 #include "worker/engine.h"
 #include "worker/shared.h"
+#include "worker/strikes.h"
 
 /*
  * A document to rebuild: its id and, for composite keys, the parts.  The
@@ -115,20 +119,55 @@ engine_index_failed(EngineIndex *ei, const char *message)
 	if (sink_table_exists(ei->index->name, true))
 		sink_shadow_drop(ei->index->name);
 	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name = $1",
+	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE ||
-		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name = $1",
+		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not mark index \"%s\" for seeding", ei->index->name);
 	SPI_finish();
 }
 
+/*
+ * Run action(arg), a piece of work on one index, in a subtransaction.  If
+ * it fails, the index is isolated with the reason (prefixed by what, when
+ * given) as flusso_status() may show it to any flusso_admin member: an
+ * error that may quote a row value is logged whole and shown by its
+ * SQLSTATE (common/attempt.c).  While it runs, the index is in hand
+ * (strikes.c): should the worker die, the index is blamed.
+ */
+bool
+engine_attempt(EngineIndex *ei, const char *what, void (*action) (void *arg), void *arg)
+{
+	ErrorData  *error;
+	bool		ok;
+	char	   *shown;
+
+	strikes_begin(ei->index->name, ei->index->version);
+	ok = attempt_error(action, arg, &error);
+	strikes_end(ei->index->name, ok);
+	if (ok)
+		return true;
+	shown = attempt_message_for_status(error);
+	if (strcmp(shown, error->message) != 0)
+		ereport(LOG,
+				(errmsg("flusso index \"%s\": %s%s%s", ei->index->name,
+						what ? what : "", what ? ": " : "", error->message)));
+	engine_index_failed(ei, what ? psprintf("%s: %s", what, shown) : shown);
+	return false;
+}
+
+/*
+ * Everything an index needs to be built, from the live catalog: what it
+ * reads (checked as flusso_check() checks it), its build statement, its
+ * resolution rules and its write statements.
+ */
 static void
 compile_index(void *arg)
 {
 	EngineIndex *ei = arg;
 	int			ids;
 
+	ei->reads = check_index_ready(ei->index);
 	ei->query = doc_build_query(ei->index->schema);
 	ei->resolver = doc_compile_resolver(ei->index->schema);
 	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
@@ -141,15 +180,15 @@ compile_index(void *arg)
 							 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
 							 "updated_at = pg_catalog.clock_timestamp() "
 							 "WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
-							 "del AS (DELETE FROM %s s WHERE s.id = ANY($%d::pg_catalog.text[]) "
-							 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id = s.id) RETURNING 1) "
-							 "SELECT (SELECT pg_catalog.count(*) FROM up) + (SELECT pg_catalog.count(*) FROM del)",
+							 "del AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
+							 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING 1) "
+							 "SELECT (SELECT pg_catalog.count(*) FROM up) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM del)",
 							 ei->query->sql, sink, doc_search_expr(ei->index->schema, "built.doc"),
 							 sink, ids);
 	}
 }
 
-/* names and versions, in order: a change of either reloads the engine */
+/* names, versions and owners, in order: a change of any reloads the engine */
 char *
 engine_signature(void)
 {
@@ -157,7 +196,7 @@ engine_signature(void)
 
 	initStringInfo(&buf);
 	SPI_connect();
-	if (SPI_execute("SELECT name || ':' || version FROM flusso.index ORDER BY name",
+	if (SPI_execute("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid) FROM flusso.index ORDER BY name",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -245,7 +284,7 @@ index_still_there(const char *name)
 	bool		there;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM flusso.index WHERE name = $1 FOR SHARE",
+	if (SPI_execute_with_args("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR SHARE",
 							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read index \"%s\"", name);
 	there = SPI_processed == 1;
@@ -271,7 +310,6 @@ engine_load(const char *publication)
 	foreach(lc, index_load_all())
 	{
 		EngineIndex *ei = palloc0(sizeof(EngineIndex));
-		char	   *failure;
 		ListCell   *rc;
 
 		ei->index = lfirst(lc);
@@ -282,8 +320,14 @@ engine_load(const char *publication)
 		 */
 		if (!sink_table_exists(ei->index->name, false) && index_still_there(ei->index->name))
 			sink_table_ensure(ei->index->name, ei->index->owner);
-		if (!attempt(compile_index, ei, &failure))
-			engine_index_failed(ei, failure);
+		if (strikes_of(ei->index->name, ei->index->version) >= STRIKES_LIMIT)
+		{
+			ei->set_aside = true;
+			engine_index_failed(ei, psprintf("the worker died %d times in a row while working on this index, which is set aside until its definition is replaced or flusso_resnapshot() is called",
+											 STRIKES_LIMIT));
+		}
+		else if (!engine_attempt(ei, NULL, compile_index, ei))
+			;
 		else
 		{
 			foreach(rc, ei->resolver->rules)
@@ -315,24 +359,22 @@ engine_index(Engine *engine, const char *name)
 static void
 add_key(ApplyState *st, char **parts)
 {
-	StringInfoData id;
+	char	   *id;
 	PendingKey *key;
 	bool		found;
 	int			nkeys = st->ei->resolver->nkeys;
 
-	initStringInfo(&id);
-	for (int i = 0; i < nkeys; i++)
-		appendStringInfo(&id, "%s%s", i ? ":" : "", parts[i]);
-	key = hash_search(st->keys, &id.data, HASH_ENTER, &found);
+	id = doc_id_join(parts, nkeys);
+	key = hash_search(st->keys, &id, HASH_ENTER, &found);
 	if (!found)
 	{
-		key->id = MemoryContextStrdup(st->context, id.data);
+		key->id = MemoryContextStrdup(st->context, id);
 		key->parts = MemoryContextAlloc(st->context, sizeof(char *) * nkeys);
 		for (int i = 0; i < nkeys; i++)
 			key->parts[i] = MemoryContextStrdup(st->context, parts[i]);
 	}
 	/* a StringInfo starts at 1 kB: keep it for no longer than this call */
-	pfree(id.data);
+	pfree(id);
 }
 
 /* The values of rule's columns in one row version; false if any is unknown. */
@@ -483,6 +525,8 @@ apply_index(void *arg)
 	for (int k = 0; k < nkeys; k++)
 		parts[k] = palloc(sizeof(Datum) * BUILD_SLICE);
 	st->written = 0;
+	/* before any value of the stream is used: may the owner read them? */
+	check_index_readable(ei->reads, ei->index->owner);
 	doc_session_begin(&session, ei->index->owner);
 	SPI_connect();
 
@@ -605,18 +649,15 @@ finish_chunk(List *states)
 	foreach(lc, states)
 	{
 		ApplyState *st = lfirst(lc);
-		char	   *failure;
 
 		if (st->ei->broken)
 			continue;
-		if (attempt(apply_index, st, &failure))
+		if (engine_attempt(st->ei, NULL, apply_index, st))
 		{
 			written += st->written;
 			if (st->ei->capture)
 				capture_keys(st);
 		}
-		else
-			engine_index_failed(st->ei, failure);
 	}
 	return written;
 }
@@ -666,6 +707,56 @@ read_signal(Engine *engine, const ThinChange *change)
 	return signal;
 }
 
+/* Does the index read relid (as root, related table or junction)? */
+static bool
+index_reads(const EngineIndex *ei, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, ei->reads)
+	{
+		if (((TableUse *) lfirst(lc))->relid == relid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A table was rewritten, or changed while the publication did not cover
+ * it: every index that reads it must be seeded again.  One signal per
+ * index and kind is added to signals.
+ */
+static List *
+coverage_signals(Engine *engine, const ThinChange *change, List *signals)
+{
+	const char *kind = change->op == THIN_REWRITE ? SIGNAL_REWRITE : SIGNAL_UNCOVERED;
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		Signal	   *signal;
+		ListCell   *sc;
+
+		if (!index_reads(ei, change->relid))
+			continue;
+		foreach(sc, signals)
+		{
+			signal = lfirst(sc);
+			if (strcmp(signal->kind, kind) == 0 && strcmp(signal->index_name, ei->index->name) == 0)
+				break;
+		}
+		if (sc != NULL)
+			continue;
+		signal = palloc0(sizeof(Signal));
+		signal->kind = pstrdup(kind);
+		signal->index_name = pstrdup(ei->index->name);
+		signal->table = psprintf("%s.%s", change->nspname, change->relname);
+		signals = lappend(signals, signal);
+	}
+	return signals;
+}
+
 /*
  * Apply a batch to every index; the caller's transaction commits it.
  * Changes are resolved into a deduplicated set of keys per index, which is
@@ -696,14 +787,19 @@ engine_apply(Engine *engine, ChangeBatch *batch, List **signals)
 
 		while ((more = batch_next(batch, &change)))
 		{
-			if (change.relid == engine->signal_relid)
+			if (change.relid == engine->signal_relid ||
+				change.op == THIN_REWRITE || change.op == THIN_UNCOVERED)
 			{
-				Signal	   *signal;
-
 				MemoryContextSwitchTo(caller);
-				signal = read_signal(engine, &change);
-				if (signal)
-					*signals = lappend(*signals, signal);
+				if (change.relid == engine->signal_relid)
+				{
+					Signal	   *signal = read_signal(engine, &change);
+
+					if (signal)
+						*signals = lappend(*signals, signal);
+				}
+				else
+					*signals = coverage_signals(engine, &change, *signals);
 				MemoryContextSwitchTo(chunk_context);
 				continue;
 			}
@@ -782,6 +878,19 @@ probe_index(void *arg)
 }
 
 /*
+ * A user asked for the index again (flusso_resnapshot): if the worker kept
+ * dying on it, give it another chance; engine_retry_broken() then tries it.
+ */
+void
+engine_forgive(EngineIndex *ei)
+{
+	if (!ei->set_aside)
+		return;
+	strikes_forget(ei->index->name);
+	ei->set_aside = false;
+}
+
+/*
  * Does any isolated index compile and prepare again (its table or column
  * is back, its filter fixed)?  Runs in the caller's transaction.  The
  * caller restarts the engine, which seeds it: the changes it skipped are
@@ -798,7 +907,7 @@ engine_retry_broken(Engine *engine)
 		EngineIndex probe = {0};
 		char	   *failure;
 
-		if (!ei->broken)
+		if (!ei->broken || ei->set_aside)
 			continue;
 		probe.index = ei->index;
 		if (attempt(probe_index, &probe, &failure))

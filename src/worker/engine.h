@@ -28,6 +28,8 @@ typedef struct EngineIndex
 	bool		shadow;			/* a seed runs: write to its shadow table */
 	bool		needs_seed;		/* as flusso.index said when loaded */
 	bool		broken;			/* could not compile or build: skipped */
+	bool		set_aside;		/* the worker kept dying on it: not retried */
+	List	   *reads;			/* TableUse: what it reads, and which columns */
 
 	/*
 	 * While capture is set, the keys every change resolves to are appended
@@ -46,12 +48,24 @@ typedef struct Engine
 	Oid			signal_relid;	/* flusso.signal */
 } Engine;
 
-/* A row inserted into flusso.signal, as the stream delivered it. */
+/* The kinds of signals: rows of flusso.signal ... */
+#define SIGNAL_LOW "low"		/* a seed's chunk window opens */
+#define SIGNAL_HIGH "high"		/* and closes */
+#define SIGNAL_RESNAPSHOT "resnapshot"	/* flusso_resnapshot() */
+/* ... and what the stream says of a table an index reads */
+#define SIGNAL_REWRITE "rewrite"	/* ALTER TABLE rewrote it */
+#define SIGNAL_UNCOVERED "uncovered"	/* it changed, unpublished */
+
+/*
+ * A row inserted into flusso.signal, as the stream delivered it, or a
+ * table the stream says an index must be seeded again for (id NULL).
+ */
 typedef struct Signal
 {
 	char	   *id;
-	char	   *kind;			/* low, high or resnapshot */
+	char	   *kind;			/* SIGNAL_* */
 	char	   *index_name;
+	char	   *table;			/* rewrite, uncovered: schema.table */
 } Signal;
 
 extern Engine *engine_load(const char *publication);
@@ -60,6 +74,9 @@ extern EngineIndex *engine_index(Engine *engine, const char *name);
 extern int64 engine_apply(Engine *engine, ChangeBatch *batch, List **signals);
 extern bool engine_build(EngineIndex *ei, List *keys, int64 *written);
 extern bool engine_retry_broken(Engine *engine);
+extern void engine_forgive(EngineIndex *ei);
 extern void engine_index_failed(EngineIndex *ei, const char *message);
+extern bool engine_attempt(EngineIndex *ei, const char *what,
+						   void (*action) (void *arg), void *arg);
 
 #endif							/* FLUSSO_WORKER_ENGINE_H */

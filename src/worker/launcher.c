@@ -235,10 +235,15 @@ launch(void)
 		}
 		if (workers[i] == NULL && probes[i] == NULL)
 		{
-			/* no worker slot free: try again later, not every second */
+			/* no worker slot free: say so, and try again later, not every second */
 			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 			entry->hold_until = TimestampTzPlusMilliseconds(now, RESTART_DELAY_MAX_MS);
 			entry->probed_at = now;
+			if (wanted)
+			{
+				entry->no_worker_slot = true;
+				shared_record_error(entry, "no background worker slot was free for this database's flusso worker, so no index is kept up to date; raise max_worker_processes (the launcher tries again every minute)");
+			}
 			LWLockRelease(flusso_shared->lock);
 		}
 	}

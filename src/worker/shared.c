@@ -115,8 +115,43 @@ shared_index_status(DatabaseEntry *entry, const char *name)
 }
 
 /*
+ * The status entries become those of names, in order: an index keeps its
+ * status wherever it moves, a new one starts idle.  The caller holds the
+ * lock exclusively.
+ */
+void
+shared_list_indexes(DatabaseEntry *entry, List *names)
+{
+	IndexStatus *listed = palloc(sizeof(IndexStatus) * FLUSSO_MAX_INDEXES);
+	int			nlisted = 0;
+	ListCell   *lc;
+
+	foreach(lc, names)
+	{
+		char	   *name = lfirst(lc);
+		IndexStatus *known = shared_index_status(entry, name);
+
+		if (nlisted == FLUSSO_MAX_INDEXES)
+			break;
+
+		if (known)
+			listed[nlisted] = *known;
+		else
+		{
+			memset(&listed[nlisted], 0, sizeof(IndexStatus));
+			strlcpy(listed[nlisted].name, name, NAMEDATALEN);
+		}
+		nlisted++;
+	}
+	memcpy(entry->indexes, listed, sizeof(IndexStatus) * nlisted);
+	entry->nindexes = nlisted;
+	pfree(listed);
+}
+
+/*
  * Set the phase of an index, with what flusso_status() shows beside it (a
- * reason, or NULL); the caller holds the lock exclusively.
+ * reason, or NULL); an index not listed yet is added.  The caller holds
+ * the lock exclusively.
  */
 void
 shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
@@ -124,6 +159,12 @@ shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
 {
 	IndexStatus *status = shared_index_status(entry, name);
 
+	if (status == NULL && entry->nindexes < FLUSSO_MAX_INDEXES)
+	{
+		status = &entry->indexes[entry->nindexes++];
+		memset(status, 0, sizeof(IndexStatus));
+		strlcpy(status->name, name, NAMEDATALEN);
+	}
 	if (status == NULL)
 		return;
 	status->phase = phase;

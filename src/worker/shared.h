@@ -16,6 +16,7 @@
 
 #include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
+#include "nodes/pg_list.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 
@@ -50,6 +51,7 @@ typedef struct DatabaseEntry
 	TimestampTz probed_at;
 	TimestampTz hold_until;		/* launcher starts no worker before */
 	int			failures;		/* exits since the worker last streamed */
+	bool		no_worker_slot; /* the worker could not be started */
 
 	/* the worker */
 	pid_t		worker_pid;
@@ -88,6 +90,7 @@ extern DatabaseEntry *shared_database(Oid dboid, bool create);
 extern void shared_wake_launcher(void);
 extern void shared_record_error(DatabaseEntry *entry, const char *message);
 extern IndexStatus *shared_index_status(DatabaseEntry *entry, const char *name);
+extern void shared_list_indexes(DatabaseEntry *entry, List *names);
 extern void shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
 							 const char *message);
 extern const char *phase_name(IndexPhase phase);

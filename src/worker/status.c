@@ -92,7 +92,10 @@ flusso_status(PG_FUNCTION_ARGS)
 		}
 
 		values[0] = CStringGetTextDatum(name);
-		values[1] = CStringGetTextDatum(phase_name(status ? status->phase : PHASE_IDLE));
+		/* without a worker, nothing is kept up to date */
+		values[1] = CStringGetTextDatum(phase_name(copy.no_worker_slot && copy.worker_pid == 0
+												   ? PHASE_ERROR
+												   : status ? status->phase : PHASE_IDLE));
 		values[2] = Int64GetDatum(status ? status->snapshot_done : 0);
 		values[3] = Int64GetDatum(status ? status->snapshot_total : 0);
 		values[4] = Int32GetDatum(copy.worker_pid);

@@ -52,11 +52,14 @@
 #include "utils/timestamp.h"
 
 #include "cdc/decode.h"
+#include "common/attempt.h"
+#include "common/pinned.h"
 #include "flusso.h"
 #include "sink/capture_log.h"
 #include "snapshot/seed.h"
 #include "worker/engine.h"
 #include "worker/shared.h"
+#include "worker/strikes.h"
 #include "worker/worker.h"
 
 static DatabaseEntry *my_entry = NULL;
@@ -131,6 +134,7 @@ static bool
 database_wants_worker(bool starting)
 {
 	bool		wanted = false;
+	List	   *names = NIL;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -144,19 +148,12 @@ database_wants_worker(bool starting)
 		wanted = SPI_processed > 0;
 		if (my_engine && strcmp(engine_signature(), my_engine->signature) != 0)
 			indexes_changed = true;
-		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-		my_entry->nindexes = (int) SPI_processed;
 		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			IndexStatus *status = &my_entry->indexes[i];
-			char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-
-			if (starting || strcmp(status->name, name) != 0)
-			{
-				memset(status, 0, sizeof(IndexStatus));
-				strlcpy(status->name, name, NAMEDATALEN);
-			}
-		}
+			names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		if (starting)
+			my_entry->nindexes = 0;
+		shared_list_indexes(my_entry, names);
 		LWLockRelease(flusso_shared->lock);
 		SPI_finish();
 	}
@@ -233,6 +230,29 @@ remember_slot(const char *slot_name)
 	CommitTransactionCommand();
 }
 
+/*
+ * The slot is about to be dropped on purpose: forget it was made, so that
+ * the next worker creates one without taking it for lost.  Forgotten
+ * first: a crash in between then costs a slot that is found and used, not
+ * a false alarm.
+ */
+static void
+forget_slot(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (OidIsValid(get_extension_oid("flusso", true)))
+	{
+		SPI_connect();
+		if (SPI_execute("DELETE FROM flusso.stream", false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not forget the flusso slot");
+		SPI_finish();
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
 /* Test hook: crash once between a batch's commit and its confirmation. */
 static void
 maybe_crash_after_flush(void)
@@ -280,7 +300,9 @@ apply_batch(ChangeBatch *batch)
 		}
 	}
 	applied = engine_apply(my_engine, batch, &signals);
-	seed_handle_signals(my_engine, &my_seed, signals);
+	/* a table was rewritten: its columns may read differently now */
+	if (seed_handle_signals(my_engine, &my_seed, signals))
+		indexes_changed = true;
 
 	SPI_finish();
 	PopActiveSnapshot();
@@ -337,6 +359,8 @@ maybe_stop(CaptureStream *stream, bool batch_pending)
 						my_database)));
 		proc_exit(0);
 	}
+	if (!stop)
+		forget_slot();
 	cdc_close(stream, !stop);
 	ereport(LOG,
 			(errmsg("flusso worker for database \"%s\" stopping%s", my_database,
@@ -421,6 +445,33 @@ maybe_retry_broken(CaptureStream *stream)
 	}
 }
 
+/*
+ * The last workers died while no index was in hand (strikes.c): wait
+ * before starting again, twice as long each time, up to a minute, so that
+ * a worker that crashes the cluster does not do so in a tight loop.
+ */
+static void
+back_off(void)
+{
+	int			deaths = strikes_unattributed();
+	long		delay_ms;
+	char	   *message;
+
+	if (deaths == 0)
+		return;
+	delay_ms = Min(1000L << Min(deaths - 1, 6), 60000L);
+	message = psprintf("the worker stopped unexpectedly %d times in a row; waiting %ld s before starting again",
+					   deaths, delay_ms / 1000);
+	ereport(LOG, (errmsg("flusso worker for database \"%s\": %s", my_database, message)));
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	shared_record_error(my_entry, message);
+	LWLockRelease(flusso_shared->lock);
+	set_state("backing off");
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 delay_ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+}
+
 static void
 run(void)
 {
@@ -441,6 +492,7 @@ run(void)
 	CommitTransactionCommand();
 	if (!database_wants_worker(true))
 		proc_exit(0);
+	back_off();
 
 	slot_state = cdc_prepare_slot(slot_name, report_waiting);
 	if (slot_state == SLOT_RECREATED || (slot_state == SLOT_CREATED && existed))
@@ -500,10 +552,11 @@ run(void)
 		if (my_seed && my_seed->state == SEED_FINISH_DUE)
 			seed_finish(&my_seed);
 		if (my_seed && my_seed->state == SEED_CHUNK_DUE)
-			seed_read_chunk(my_seed);
+			seed_read_chunk(&my_seed);
 		MemoryContextSwitchTo(context);
 
 		more = cdc_read(stream, flusso_batch_size, flusso_batch_timeout);
+		strikes_healthy();
 		if (!batch_is_empty(batch))
 		{
 			maybe_stop(stream, true);
@@ -543,12 +596,19 @@ flusso_worker_main(Datum arg)
 	my_entry->worker_latch = MyLatch;
 	my_entry->stop_requested = false;
 	my_entry->drop_requested = false;
+	my_entry->no_worker_slot = false;
 	strlcpy(my_entry->state, "starting", sizeof(my_entry->state));
 	LWLockRelease(flusso_shared->lock);
 	before_shmem_exit(forget_worker, (Datum) 0);
 
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "flusso worker");
+	/*
+	 * Every statement of the worker runs on someone else's behalf, and its
+	 * output plugin renders key values: no database or role default may
+	 * choose its search_path or how values read (common/pinned.c).
+	 */
+	pinned_settings_for_process();
 	/* acknowledged work must be on disk: commit locally before confirming */
 	SetConfigOption("synchronous_commit", "local", PGC_SUSET, PGC_S_OVERRIDE);
 	/*
@@ -556,6 +616,7 @@ flusso_worker_main(Datum arg)
 	 * it costs more than it saves (189 ms of a 497 ms seed chunk measured).
 	 */
 	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	strikes_open(dboid);
 
 	PG_TRY();
 	{
@@ -567,8 +628,9 @@ flusso_worker_main(Datum arg)
 
 		MemoryContextSwitchTo(TopMemoryContext);
 		edata = CopyErrorData();
+		strikes_record_error();
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-		shared_record_error(my_entry, edata->message);
+		shared_record_error(my_entry, attempt_message_for_status(edata));
 		LWLockRelease(flusso_shared->lock);
 		PG_RE_THROW();
 	}
@@ -596,6 +658,7 @@ flusso_probe_main(Datum arg)
 	LWLockRelease(flusso_shared->lock);
 
 	BackgroundWorkerInitializeConnectionByOid(my_entry->dboid, InvalidOid, 0);
+	pinned_settings_for_process();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());

@@ -2,15 +2,19 @@
  *
  * attempt.h
  *	  Run something that may raise an error, in a subtransaction, and turn
- *	  the error into a message instead of aborting the caller.
+ *	  the error into a value instead of aborting the caller.
  *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_CHECK_ATTEMPT_H
-#define FLUSSO_CHECK_ATTEMPT_H
+#ifndef FLUSSO_COMMON_ATTEMPT_H
+#define FLUSSO_COMMON_ATTEMPT_H
+
+#include "utils/elog.h"
 
 extern bool attempt(void (*action) (void *arg), void *arg, char **failure);
+extern bool attempt_error(void (*action) (void *arg), void *arg, ErrorData **error);
+extern char *attempt_message_for_status(const ErrorData *error);
 
-#endif							/* FLUSSO_CHECK_ATTEMPT_H */
+#endif							/* FLUSSO_COMMON_ATTEMPT_H */

@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * keys.h
+ *	  Whether a declared key names at most one row.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_CHECK_KEYS_H
+#define FLUSSO_CHECK_KEYS_H
+
+#include "nodes/pg_list.h"
+
+extern char *key_uniqueness_problem(Oid relid, const char *display, List *columns);
+
+#endif							/* FLUSSO_CHECK_KEYS_H */

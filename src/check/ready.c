@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * ready.c
+ *	  The worker builds an index only when flusso_check() would find no
+ *	  error in it: every name and type the definition uses checks out, its
+ *	  key names one row, and its owner exists and may read every column it
+ *	  reads.  Otherwise the index goes to phase error with the first
+ *	  problem, as check words it, and the others go on.
+ *
+ * The walk runs as the index's owner under the pinned settings, as builds
+ * do: trying a filter value runs its column type's input function, and a
+ * domain's CHECK may call code the owner wrote.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "check/diagnostic.h"
+#include "check/privileges.h"
+#include "check/ready.h"
+#include "check/tables.h"
+#include "document/session.h"
+
+/*
+ * The tables (TableUse) the index reads; an error, worded as flusso_check()
+ * words it, when the index cannot be built.
+ */
+List *
+check_index_ready(const StoredIndex *index)
+{
+	DiagnosticSink sink = {NIL, index->name};
+	BuildSession session;
+	List	   *tables;
+	ListCell   *lc;
+	char	   *problem = owner_problem(index->owner);
+
+	if (problem)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("%s", problem),
+				 errhint("Replace the index as another role with flusso_create_index(..., replace => true), or drop it.")));
+	doc_session_begin(&session, index->owner);
+	tables = check_index_tables(index->schema, &sink);
+	doc_session_end(&session);
+	foreach(lc, sink.items)
+	{
+		Diagnostic *diag = lfirst(lc);
+
+		if (diag->severity == SEVERITY_ERROR)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("%s%s%s", diag->path, diag->path[0] ? ": " : "", diag->message),
+					 diag->hint ? errhint("%s", diag->hint) : 0));
+	}
+	check_index_readable(tables, index->owner);
+	return tables;
+}
+
+/* Raise an error when owner may not read every column of tables it reads. */
+void
+check_index_readable(List *tables, Oid owner)
+{
+	char	   *problem = privilege_problem(tables, owner);
+
+	if (problem)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s", problem),
+				 errhint("Grant the privilege to the index's owner; the index is then seeded again.")));
+}

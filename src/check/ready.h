@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * ready.h
+ *	  What must hold before the worker builds an index.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_CHECK_READY_H
+#define FLUSSO_CHECK_READY_H
+
+#include "index/definition.h"
+
+extern List *check_index_ready(const StoredIndex *index);
+extern void check_index_readable(List *tables, Oid owner);
+
+#endif							/* FLUSSO_CHECK_READY_H */

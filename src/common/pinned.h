@@ -1,0 +1,26 @@
+/*-------------------------------------------------------------------------
+ *
+ * pinned.h
+ *	  The settings flusso pins wherever it runs SQL on someone else's
+ *	  behalf or renders values, and running as another role under them.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_COMMON_PINNED_H
+#define FLUSSO_COMMON_PINNED_H
+
+/* Where a role switch returns to. */
+typedef struct RoleSwitch
+{
+	Oid			saved_userid;
+	int			saved_sec_context;
+	int			guc_nest_level;
+} RoleSwitch;
+
+extern void pinned_settings_for_process(void);
+extern void role_switch_begin(RoleSwitch *saved, Oid role, bool restricted);
+extern void role_switch_end(RoleSwitch *saved);
+
+#endif							/* FLUSSO_COMMON_PINNED_H */

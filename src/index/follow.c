@@ -1,0 +1,90 @@
+/*-------------------------------------------------------------------------
+ *
+ * follow.c
+ *	  An index is owned by the role that owns its documents table,
+ *	  flusso_docs.<index>, and lives as long as that table.  So the index
+ *	  catalog follows what PostgreSQL does to those tables:
+ *
+ *	  - a new owner (ALTER TABLE ... OWNER TO, REASSIGN OWNED BY) becomes
+ *		the index's owner, whose rights build it from then on;
+ *	  - a table dropped other than by flusso (DROP TABLE, DROP OWNED BY)
+ *		drops its index, with its signals and seed.
+ *
+ * A role that owns an index therefore cannot be dropped while it does
+ * (its documents table depends on it), and REASSIGN OWNED / DROP OWNED,
+ * the usual way to retire a role, leave no index with a dangling owner.
+ * The drop hook notes which documents tables changed; this runs when the
+ * transaction is about to commit, as the catalog's owner, and does
+ * nothing once the extension itself is being dropped.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+#include "index/access.h"
+#include "index/follow.h"
+#include "sink/table_sink.h"
+
+/*
+ * dropped: names of documents tables dropped in this transaction; altered:
+ * whether one was altered (its owner may have changed).
+ */
+void
+index_follow_docs_tables(List *dropped, bool altered)
+{
+	CatalogUser saved;
+	ListCell   *lc;
+
+	if (!OidIsValid(get_extension_oid("flusso", true)))
+		return;
+	/* at commit, statements have ended: take a snapshot of our own */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (altered &&
+		SPI_execute("UPDATE flusso.index i SET owner = c.relowner::pg_catalog.regrole, "
+					"updated_at = pg_catalog.now() "
+					"FROM pg_catalog.pg_class c "
+					"WHERE c.relnamespace OPERATOR(pg_catalog.=) 'flusso_docs'::pg_catalog.regnamespace "
+					"AND c.relname OPERATOR(pg_catalog.=) i.name "
+					"AND c.relkind OPERATOR(pg_catalog.=) 'r' "
+					"AND c.relowner OPERATOR(pg_catalog.<>) i.owner::pg_catalog.oid",
+					false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not follow the owners of flusso's documents tables");
+	foreach(lc, dropped)
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		values[1] = {CStringGetTextDatum(lfirst(lc))};
+
+		/* gone for good: flusso's own drops (an index dropped, a swap) are not */
+		if (SPI_execute_with_args("WITH gone AS (DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
+								  "AND pg_catalog.to_regclass(pg_catalog.quote_ident('flusso_docs') "
+								  "OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident($1)) IS NULL "
+								  "RETURNING name), "
+								  "s AS (DELETE FROM flusso.signal WHERE index_name IN (SELECT name FROM gone)), "
+								  "d AS (DELETE FROM flusso.seed WHERE index_name IN (SELECT name FROM gone)) "
+								  "SELECT name FROM gone",
+								  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not follow a dropped documents table of flusso");
+		if (SPI_processed > 0)
+		{
+			ereport(NOTICE,
+					(errmsg("flusso index \"%s\" dropped with its documents table",
+							(char *) lfirst(lc))));
+			/* and a seed's shadow, when another role owned it */
+			if (sink_table_exists(lfirst(lc), true))
+				sink_shadow_drop(lfirst(lc));
+		}
+	}
+	catalog_restore_user(&saved);
+	SPI_finish();
+	PopActiveSnapshot();
+}

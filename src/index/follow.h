@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * follow.h
+ *	  Index definitions follow what happens to their documents tables.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_INDEX_FOLLOW_H
+#define FLUSSO_INDEX_FOLLOW_H
+
+#include "nodes/pg_list.h"
+
+extern void index_follow_docs_tables(List *dropped, bool altered);
+
+#endif							/* FLUSSO_INDEX_FOLLOW_H */

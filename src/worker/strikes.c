@@ -1,0 +1,266 @@
+/*-------------------------------------------------------------------------
+ *
+ * strikes.c
+ *	  Remembers which index the worker is working on, in a file, so that
+ *	  when the worker dies — by an error it could not isolate, or by a
+ *	  signal, which restarts the whole cluster and resets shared memory —
+ *	  the next worker knows which index was to blame.  An index blamed
+ *	  STRIKES_LIMIT times in a row for its current version is set aside:
+ *	  phase error, not built, not retried, until its definition is
+ *	  replaced or flusso_resnapshot() asks for it again.  A death while no
+ *	  index was being worked on (decoding, say) is counted for the database,
+ *	  and the next worker waits longer before it starts.
+ *
+ * The file, pg_flusso/strikes.<database oid> under the data directory,
+ * holds a few lines of text: whether a worker is running, the index in
+ * hand, the deaths blamed on no index, and each index's strikes.  It is
+ * written through a temporary file and a rename; no fsync, since a crash
+ * of the cluster leaves the page cache alone, and a crash of the machine
+ * restarts every count, which is harmless.  A clean exit (stop, SIGTERM,
+ * restart for new definitions) clears the running mark, so only real
+ * deaths count.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+
+#include "worker/shared.h"
+#include "worker/strikes.h"
+
+#define STRIKES_DIRECTORY "pg_flusso"
+#define VERSION_LEN 64
+
+typedef struct Strike
+{
+	char		name[NAMEDATALEN];
+	char		version[VERSION_LEN];
+	int			count;
+} Strike;
+
+typedef struct StrikeFile
+{
+	char		path[MAXPGPATH];
+	bool		running;		/* a worker runs, or died without exiting */
+	char		in_hand[NAMEDATALEN];	/* the index being worked on, or "" */
+	char		in_hand_version[VERSION_LEN];
+	int			unattributed;	/* deaths with no index in hand */
+	int			nstrikes;
+	Strike		strikes[FLUSSO_MAX_INDEXES];
+} StrikeFile;
+
+static StrikeFile file;
+
+static void
+save(void)
+{
+	char		temp[MAXPGPATH];
+	FILE	   *out;
+
+	snprintf(temp, sizeof(temp), "%s.tmp", file.path);
+	out = AllocateFile(temp, PG_BINARY_W);
+	if (out == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", temp)));
+	fprintf(out, "running %d\nin_hand %s %s\nunattributed %d\n",
+			file.running ? 1 : 0, file.in_hand[0] ? file.in_hand : "-",
+			file.in_hand[0] ? file.in_hand_version : "-", file.unattributed);
+	for (int i = 0; i < file.nstrikes; i++)
+	{
+		if (file.strikes[i].count > 0)
+			fprintf(out, "strike %s %s %d\n", file.strikes[i].name,
+					file.strikes[i].version, file.strikes[i].count);
+	}
+	if (FreeFile(out) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", temp)));
+	if (rename(temp, file.path) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rename file \"%s\" to \"%s\": %m", temp, file.path)));
+}
+
+static void
+load(void)
+{
+	FILE	   *in = AllocateFile(file.path, PG_BINARY_R);
+	char		line[NAMEDATALEN + VERSION_LEN + 64];
+
+	if (in == NULL)
+		return;
+	while (fgets(line, sizeof(line), in) != NULL)
+	{
+		int			running;
+		char		name[NAMEDATALEN];
+		char		version[VERSION_LEN];
+		int			count;
+
+		if (sscanf(line, "running %d", &running) == 1)
+			file.running = running != 0;
+		else if (sscanf(line, "in_hand %63s %63s", name, version) == 2)
+		{
+			strlcpy(file.in_hand, strcmp(name, "-") == 0 ? "" : name, NAMEDATALEN);
+			strlcpy(file.in_hand_version, version, VERSION_LEN);
+		}
+		else if (sscanf(line, "unattributed %d", &count) == 1)
+			file.unattributed = count;
+		else if (sscanf(line, "strike %63s %63s %d", name, version, &count) == 3 &&
+				 file.nstrikes < FLUSSO_MAX_INDEXES)
+		{
+			Strike	   *strike = &file.strikes[file.nstrikes++];
+
+			strlcpy(strike->name, name, NAMEDATALEN);
+			strlcpy(strike->version, version, VERSION_LEN);
+			strike->count = count;
+		}
+	}
+	FreeFile(in);
+}
+
+static Strike *
+find(const char *index_name, bool create)
+{
+	for (int i = 0; i < file.nstrikes; i++)
+	{
+		if (strcmp(file.strikes[i].name, index_name) == 0)
+			return &file.strikes[i];
+	}
+	if (!create || file.nstrikes == FLUSSO_MAX_INDEXES)
+		return NULL;
+	memset(&file.strikes[file.nstrikes], 0, sizeof(Strike));
+	strlcpy(file.strikes[file.nstrikes].name, index_name, NAMEDATALEN);
+	return &file.strikes[file.nstrikes++];
+}
+
+/* The worker died: blame the index in hand, or nobody. */
+static void
+count_death(void)
+{
+	Strike	   *strike = file.in_hand[0] ? find(file.in_hand, true) : NULL;
+
+	if (strike && strcmp(strike->version, file.in_hand_version) != 0)
+	{
+		strlcpy(strike->version, file.in_hand_version, VERSION_LEN);
+		strike->count = 0;
+	}
+	if (strike)
+		strike->count++;
+	else
+		file.unattributed++;
+	file.in_hand[0] = '\0';
+}
+
+static void
+clean_exit(int code, Datum arg)
+{
+	file.running = false;
+	file.in_hand[0] = '\0';
+	save();
+}
+
+/*
+ * At the start of the worker of database dboid: count the death of the
+ * last worker if it did not exit cleanly, and mark this one running.
+ */
+void
+strikes_open(Oid dboid)
+{
+	memset(&file, 0, sizeof(file));
+	if (MakePGDirectory(STRIKES_DIRECTORY) != 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", STRIKES_DIRECTORY)));
+	snprintf(file.path, sizeof(file.path), "%s/strikes.%u", STRIKES_DIRECTORY, dboid);
+	load();
+	if (file.running)
+		count_death();
+	file.running = true;
+	save();
+	before_shmem_exit(clean_exit, (Datum) 0);
+}
+
+/* Deaths in a row while no index was in hand. */
+int
+strikes_unattributed(void)
+{
+	return file.unattributed;
+}
+
+/* The worker starts working on an index: until strikes_end(). */
+void
+strikes_begin(const char *index_name, const char *version)
+{
+	strlcpy(file.in_hand, index_name, NAMEDATALEN);
+	strlcpy(file.in_hand_version, version, VERSION_LEN);
+	save();
+}
+
+/* Done with index_name; if it succeeded, its strikes are forgiven. */
+void
+strikes_end(const char *index_name, bool succeeded)
+{
+	Strike	   *strike = succeeded ? find(index_name, false) : NULL;
+
+	file.in_hand[0] = '\0';
+	if (strike)
+		strike->count = 0;
+	save();
+}
+
+/* The worker is about to exit with an error: that is a death too. */
+void
+strikes_record_error(void)
+{
+	count_death();
+	file.running = false;
+	save();
+}
+
+/* The worker got to stream: deaths with no index in hand are forgiven. */
+void
+strikes_healthy(void)
+{
+	if (file.unattributed == 0)
+		return;
+	file.unattributed = 0;
+	save();
+}
+
+/* Deaths in a row blamed on index_name at this version. */
+int
+strikes_of(const char *index_name, const char *version)
+{
+	Strike	   *strike = find(index_name, false);
+
+	if (strike == NULL)
+		return 0;
+	if (strcmp(strike->version, version) != 0)
+	{
+		/* a new definition starts afresh */
+		strlcpy(strike->version, version, VERSION_LEN);
+		strike->count = 0;
+	}
+	return strike->count;
+}
+
+/* flusso_resnapshot() asked for the index again: give it another chance. */
+void
+strikes_forget(const char *index_name)
+{
+	Strike	   *strike = find(index_name, false);
+
+	if (strike && strike->count > 0)
+	{
+		strike->count = 0;
+		save();
+	}
+}

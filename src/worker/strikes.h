@@ -1,0 +1,27 @@
+/*-------------------------------------------------------------------------
+ *
+ * strikes.h
+ *	  Which index the worker was working on when it died, remembered
+ *	  across crashes, so that an index that keeps killing the worker is set
+ *	  aside instead of restarting the cluster forever.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_WORKER_STRIKES_H
+#define FLUSSO_WORKER_STRIKES_H
+
+/* deaths while working on one index before it is set aside */
+#define STRIKES_LIMIT 3
+
+extern void strikes_open(Oid dboid);
+extern int	strikes_unattributed(void);
+extern void strikes_begin(const char *index_name, const char *version);
+extern void strikes_end(const char *index_name, bool succeeded);
+extern void strikes_record_error(void);
+extern void strikes_healthy(void);
+extern int	strikes_of(const char *index_name, const char *version);
+extern void strikes_forget(const char *index_name);
+
+#endif							/* FLUSSO_WORKER_STRIKES_H */
