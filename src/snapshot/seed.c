@@ -722,6 +722,7 @@ seed_finish(Seed **seed)
 	end_transaction(caller);
 	if (current)
 	{
+		engine_progressed(ei);
 		ei->needs_seed = false;
 		report(*seed, PHASE_LIVE, NULL);
 		ereport(LOG,

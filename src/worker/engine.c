@@ -144,7 +144,7 @@ engine_attempt(EngineIndex *ei, const char *what, void (*action) (void *arg), vo
 
 	strikes_begin(ei->index->name, ei->index->version);
 	ok = attempt_error(action, arg, &error);
-	strikes_end(ei->index->name, ok);
+	strikes_end();
 	if (ok)
 		return true;
 	shown = attempt_message_for_status(error);
@@ -640,6 +640,20 @@ capture_keys(ApplyState *st)
 	MemoryContextSwitchTo(old);
 }
 
+/* Did the changes of the chunk touch this index at all? */
+static bool
+has_work(const ApplyState *st)
+{
+	if (st->truncate_root || st->rebuild_all || hash_get_num_entries(st->keys) > 0)
+		return true;
+	for (int r = 0; r < list_length(st->ei->resolver->rules); r++)
+	{
+		if (st->rule_inputs[r] != NIL)
+			return true;
+	}
+	return false;
+}
+
 static int64
 finish_chunk(List *states)
 {
@@ -650,10 +664,12 @@ finish_chunk(List *states)
 	{
 		ApplyState *st = lfirst(lc);
 
-		if (st->ei->broken)
+		if (st->ei->broken || !has_work(st))
 			continue;
 		if (engine_attempt(st->ei, NULL, apply_index, st))
 		{
+			/* committed with the caller's transaction, or the worker dies */
+			strikes_progressed(st->ei->index->name);
 			written += st->written;
 			if (st->ei->capture)
 				capture_keys(st);
@@ -875,6 +891,13 @@ probe_index(void *arg)
 	}
 	SPI_finish();
 	doc_session_end(&session);
+}
+
+/* The index made durable progress: the worker's deaths are forgiven it. */
+void
+engine_progressed(EngineIndex *ei)
+{
+	strikes_progressed(ei->index->name);
 }
 
 /*

@@ -75,6 +75,7 @@ extern int64 engine_apply(Engine *engine, ChangeBatch *batch, List **signals);
 extern bool engine_build(EngineIndex *ei, List *keys, int64 *written);
 extern bool engine_retry_broken(Engine *engine);
 extern void engine_forgive(EngineIndex *ei);
+extern void engine_progressed(EngineIndex *ei);
 extern void engine_index_failed(EngineIndex *ei, const char *message);
 extern bool engine_attempt(EngineIndex *ei, const char *what,
 						   void (*action) (void *arg), void *arg);

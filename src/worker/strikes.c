@@ -204,15 +204,28 @@ strikes_begin(const char *index_name, const char *version)
 	save();
 }
 
-/* Done with index_name; if it succeeded, its strikes are forgiven. */
+/* Done with the index in hand, whether it succeeded or failed. */
 void
-strikes_end(const char *index_name, bool succeeded)
+strikes_end(void)
 {
-	Strike	   *strike = succeeded ? find(index_name, false) : NULL;
-
 	file.in_hand[0] = '\0';
-	if (strike)
-		strike->count = 0;
+	save();
+}
+
+/*
+ * The index made durable progress (a batch of its documents, or a chunk
+ * of its seed, committed; a seed completed): its strikes are forgiven.
+ * Compiling it or starting a seed is no progress, or an index whose every
+ * seed dies at its first chunk would never be set aside.
+ */
+void
+strikes_progressed(const char *index_name)
+{
+	Strike	   *strike = find(index_name, false);
+
+	if (strike == NULL || strike->count == 0)
+		return;
+	strike->count = 0;
 	save();
 }
 
@@ -256,11 +269,5 @@ strikes_of(const char *index_name, const char *version)
 void
 strikes_forget(const char *index_name)
 {
-	Strike	   *strike = find(index_name, false);
-
-	if (strike && strike->count > 0)
-	{
-		strike->count = 0;
-		save();
-	}
+	strikes_progressed(index_name);
 }

@@ -18,7 +18,8 @@
 extern void strikes_open(Oid dboid);
 extern int	strikes_unattributed(void);
 extern void strikes_begin(const char *index_name, const char *version);
-extern void strikes_end(const char *index_name, bool succeeded);
+extern void strikes_end(void);
+extern void strikes_progressed(const char *index_name);
 extern void strikes_record_error(void);
 extern void strikes_healthy(void);
 extern int	strikes_of(const char *index_name, const char *version);

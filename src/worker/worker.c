@@ -467,9 +467,18 @@ back_off(void)
 	shared_record_error(my_entry, message);
 	LWLockRelease(flusso_shared->lock);
 	set_state("backing off");
-	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 delay_ms, PG_WAIT_EXTENSION);
-	ResetLatch(MyLatch);
+	/* the latch is set for other reasons too: wait out the whole delay */
+	for (TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), delay_ms);;)
+	{
+		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+
+		if (left <= 0)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 static void

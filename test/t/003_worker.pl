@@ -121,6 +121,11 @@ ok( poll_through_crash(
 		'app', q{SELECT count(DISTINCT new_key->>'id') = 200 FROM flusso.capture_log}),
 	'after SIGKILL and the restart it causes, every insert is captured');
 wait_for_worker('app');
+# and the batch redelivered after the restart is applied, before a crash is armed
+my $lsn = $node->safe_psql('app', 'SELECT pg_current_wal_insert_lsn()');
+ok( $node->poll_query_until(
+		'app', qq{SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots}),
+	'the worker catches up after the restart');
 
 # A crash between the sink's commit and the slot's confirmation redelivers.
 my $crash_file = $node->data_dir . '/flusso_crash_once';
