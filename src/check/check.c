@@ -20,21 +20,23 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
-#include "utils/lsyscache.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
-#include "common/attempt.h"
 #include "check/environment.h"
 #include "check/identity.h"
 #include "check/privileges.h"
 #include "check/publication.h"
+#include "check/ready.h"
 #include "check/tables.h"
+#include "common/attempt.h"
 #include "document/build.h"
-#include "document/session.h"
-#include "executor/spi.h"
+#include "document/resolve.h"
+#include "document/search.h"
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
+#include "sink/table_sink.h"
 
 PG_FUNCTION_INFO_V1(flusso_check);
 
@@ -165,15 +167,13 @@ prepare_build(void *arg)
 {
 	const StoredIndex *index = ((PreparedBuild *) arg)->index;
 	DocumentQuery *query = doc_build_query(index->schema);
-	BuildSession session;
+	IndexResolver *resolver = doc_compile_resolver(index->schema);
 
-	doc_session_begin(&session, index->owner);
-	SPI_connect();
-	if (SPI_prepare(query->sql, query->nparams + query->nkeys, query->param_types) == NULL)
-		elog(ERROR, "could not prepare the build statement: %s",
-			 SPI_result_code_string(SPI_result));
-	SPI_finish();
-	doc_session_end(&session);
+	/* what the worker runs, as it runs it */
+	check_index_statements(index, query, resolver,
+						   sink_table_write_sql(index->name, false, query->sql,
+												doc_search_expr(index->schema, "built.doc"),
+												query->nparams + query->nkeys + 1));
 }
 
 /*

@@ -17,6 +17,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+
 #include "check/diagnostic.h"
 #include "check/privileges.h"
 #include "check/ready.h"
@@ -56,6 +59,41 @@ check_index_ready(const StoredIndex *index)
 	}
 	check_index_readable(tables, index->owner);
 	return tables;
+}
+
+/*
+ * Prepare, as the index's owner, exactly the statements the worker runs
+ * for it: the one that builds and writes its documents (write_sql, which
+ * takes the query's parameters and then the document ids) and every
+ * resolution step.  An error when one does not prepare.
+ */
+void
+check_index_statements(const StoredIndex *index, const DocumentQuery *q,
+					   const IndexResolver *resolver, const char *write_sql)
+{
+	Oid		   *types = palloc(sizeof(Oid) * (q->nparams + q->nkeys + 1));
+	Oid			text_array[1] = {TEXTARRAYOID};
+	BuildSession session;
+	ListCell   *lc;
+
+	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + q->nkeys));
+	types[q->nparams + q->nkeys] = TEXTARRAYOID;
+	doc_session_begin(&session, index->owner);
+	SPI_connect();
+	if (SPI_prepare(write_sql, q->nparams + q->nkeys + 1, types) == NULL)
+		elog(ERROR, "could not prepare the statement that builds the documents: %s",
+			 SPI_result_code_string(SPI_result));
+	foreach(lc, resolver->rules)
+	{
+		for (ResolveStep *step = ((ResolveRule *) lfirst(lc))->steps; step; step = step->next)
+		{
+			if (SPI_prepare(step->sql, 1, text_array) == NULL)
+				elog(ERROR, "could not prepare a resolution step: %s",
+					 SPI_result_code_string(SPI_result));
+		}
+	}
+	SPI_finish();
+	doc_session_end(&session);
 }
 
 /* Raise an error when owner may not read every column of tables it reads. */

@@ -10,9 +10,13 @@
 #ifndef FLUSSO_CHECK_READY_H
 #define FLUSSO_CHECK_READY_H
 
+#include "document/build.h"
+#include "document/resolve.h"
 #include "index/definition.h"
 
 extern List *check_index_ready(const StoredIndex *index);
 extern void check_index_readable(List *tables, Oid owner);
+extern void check_index_statements(const StoredIndex *index, const DocumentQuery *q,
+								   const IndexResolver *resolver, const char *write_sql);
 
 #endif							/* FLUSSO_CHECK_READY_H */

@@ -112,6 +112,30 @@ copy_grants(const char *index_name, const char *table)
 		run(lfirst(lc));
 }
 
+/*
+ * The statement that writes a set of documents to the documents table (or
+ * the shadow) of index_name: the documents build_sql builds are upserted
+ * when they changed, with search_expr over built.doc as their tsvector,
+ * and the ids in parameter $ids_param (text[]) that built nothing are
+ * deleted.  It returns the documents written and deleted.
+ */
+char *
+sink_table_write_sql(const char *index_name, bool shadow, const char *build_sql,
+					 const char *search_expr, int ids_param)
+{
+	char	   *table = sink_table_name(index_name, shadow);
+
+	return psprintf("WITH built AS (%s), "
+					"up AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
+					"ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
+					"updated_at = pg_catalog.clock_timestamp() "
+					"WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
+					"del AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
+					"AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING 1) "
+					"SELECT (SELECT pg_catalog.count(*) FROM up) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM del)",
+					build_sql, table, search_expr, table, ids_param);
+}
+
 void
 sink_table_ensure(const char *index_name, Oid owner)
 {

@@ -172,20 +172,9 @@ compile_index(void *arg)
 	ei->resolver = doc_compile_resolver(ei->index->schema);
 	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
 	for (int shadow = 0; shadow < 2; shadow++)
-	{
-		char	   *sink = sink_table_name(ei->index->name, shadow);
-
-		ei->apply_sql[shadow] = psprintf("WITH built AS (%s), "
-							 "up AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
-							 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
-							 "updated_at = pg_catalog.clock_timestamp() "
-							 "WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
-							 "del AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
-							 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING 1) "
-							 "SELECT (SELECT pg_catalog.count(*) FROM up) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM del)",
-							 ei->query->sql, sink, doc_search_expr(ei->index->schema, "built.doc"),
-							 sink, ids);
-	}
+		ei->apply_sql[shadow] =
+			sink_table_write_sql(ei->index->name, shadow, ei->query->sql,
+								 doc_search_expr(ei->index->schema, "built.doc"), ids);
 }
 
 /* names, versions and owners, in order: a change of any reloads the engine */
@@ -865,32 +854,9 @@ static void
 probe_index(void *arg)
 {
 	EngineIndex *ei = arg;
-	DocumentQuery *q;
-	BuildSession session;
-	Oid		   *types;
 
 	compile_index(ei);
-	q = ei->query;
-	types = palloc(sizeof(Oid) * (q->nparams + q->nkeys + 1));
-	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + q->nkeys));
-	types[q->nparams + q->nkeys] = TEXTARRAYOID;
-	doc_session_begin(&session, ei->index->owner);
-	SPI_connect();
-	if (SPI_prepare(ei->apply_sql[0], q->nparams + q->nkeys + 1, types) == NULL)
-		elog(ERROR, "could not prepare the statement of index \"%s\": %s",
-			 ei->index->name, SPI_result_code_string(SPI_result));
-	for (ListCell *lc = list_head(ei->resolver->rules); lc; lc = lnext(ei->resolver->rules, lc))
-	{
-		ResolveRule *rule = lfirst(lc);
-		Oid			text_array[1] = {TEXTARRAYOID};
-
-		for (ResolveStep *step = rule->steps; step; step = step->next)
-			if (SPI_prepare(step->sql, 1, text_array) == NULL)
-				elog(ERROR, "could not prepare a resolution step of index \"%s\"",
-					 ei->index->name);
-	}
-	SPI_finish();
-	doc_session_end(&session);
+	check_index_statements(ei->index, ei->query, ei->resolver, ei->apply_sql[0]);
 }
 
 /* The index made durable progress: the worker's deaths are forgiven it. */
