@@ -17,54 +17,7 @@ GRANT SELECT ON ALL TABLES IN SCHEMA public TO regress_mallory;
 CREATE SCHEMA mal AUTHORIZATION regress_mallory;
 
 SET ROLE regress_mallory;
-CREATE TABLE mal.sprung (who name, trap text);
-GRANT INSERT ON mal.sprung TO PUBLIC;
-GRANT USAGE ON SCHEMA mal TO PUBLIC;
--- a trap: note who ran it, and if that is a superuser, make regress_mallory one
-CREATE FUNCTION mal.spring(trap text) RETURNS boolean
-LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO mal.sprung VALUES (current_user, trap);
-	IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
-		EXECUTE 'ALTER ROLE regress_mallory SUPERUSER';
-	END IF;
-	RETURN true;
-END
-$$;
-
--- operators that shadow pg_catalog's, and behave like them
-CREATE FUNCTION mal.text_eq(text, text) RETURNS boolean LANGUAGE sql
-	AS $$ SELECT mal.spring('text = text') AND $1 OPERATOR(pg_catalog.=) $2 $$;
-CREATE OPERATOR mal.= (LEFTARG = text, RIGHTARG = text, FUNCTION = mal.text_eq);
-CREATE FUNCTION mal.name_eq(name, text) RETURNS boolean LANGUAGE sql
-	AS $$ SELECT mal.spring('name = text') AND $1 OPERATOR(pg_catalog.=) $2 $$;
-CREATE OPERATOR mal.= (LEFTARG = name, RIGHTARG = text, FUNCTION = mal.name_eq);
-CREATE FUNCTION mal.oid_eq(oid, oid) RETURNS boolean LANGUAGE sql
-	AS $$ SELECT mal.spring('oid = oid') AND $1 OPERATOR(pg_catalog.=) $2 $$;
-CREATE OPERATOR mal.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = mal.oid_eq);
-CREATE FUNCTION mal.int8_eq(bigint, bigint) RETURNS boolean LANGUAGE sql
-	AS $$ SELECT mal.spring('bigint = bigint') AND $1 OPERATOR(pg_catalog.=) $2 $$;
-CREATE OPERATOR mal.= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = mal.int8_eq);
-CREATE FUNCTION mal.text_cat(text, text) RETURNS text LANGUAGE sql
-	AS $$ SELECT CASE WHEN mal.spring('text || text') THEN $1 OPERATOR(pg_catalog.||) $2 END $$;
-CREATE OPERATOR mal.|| (LEFTARG = text, RIGHTARG = text, FUNCTION = mal.text_cat);
-
--- functions that shadow pg_catalog's
-CREATE FUNCTION mal.lower(text) RETURNS text LANGUAGE sql
-	AS $$ SELECT CASE WHEN mal.spring('lower()') THEN pg_catalog.lower($1) END $$;
-CREATE FUNCTION mal.btrim(text) RETURNS text LANGUAGE sql
-	AS $$ SELECT CASE WHEN mal.spring('btrim()') THEN pg_catalog.btrim($1) END $$;
-CREATE FUNCTION mal.now() RETURNS timestamptz LANGUAGE sql
-	AS $$ SELECT CASE WHEN mal.spring('now()') THEN pg_catalog.now() END $$;
-CREATE FUNCTION mal.count_step(bigint) RETURNS bigint LANGUAGE sql
-	AS $$ SELECT CASE WHEN mal.spring('count(*)') THEN $1 + 1 END $$;
-CREATE AGGREGATE mal.count(*) (SFUNC = mal.count_step, STYPE = bigint, INITCOND = '0');
-
--- types, and so casts, that shadow pg_catalog's
-CREATE DOMAIN mal.text AS pg_catalog.text CHECK (mal.spring('cast to text'));
-CREATE DOMAIN mal.jsonb AS pg_catalog.jsonb CHECK (mal.spring('cast to jsonb'));
-CREATE DOMAIN mal.regrole AS pg_catalog.regrole CHECK (mal.spring('cast to regrole'));
-CREATE DOMAIN mal.int8 AS pg_catalog.int8 CHECK (mal.spring('cast to int8'));
+\i :fixtures/traps.sql
 
 -- the traps work: a query of regress_mallory's own springs them
 SET search_path = mal, pg_catalog;

@@ -6,12 +6,13 @@ package FlussoTest;
 use strict;
 use warnings;
 
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Exporter 'import';
 
 our @EXPORT = qw(flusso_node fixture_path load_library streaming_library
-  library_workload library_caught_up);
+  library_workload start_library_workload library_caught_up);
 
 sub fixture_path
 {
@@ -145,6 +146,23 @@ sub library_workload
 	push @sql, 'COMMIT;' if !$single && $in_txn > 0;
 	@sql = ('BEGIN;', @sql, 'COMMIT;') if $single;
 	return join("\n", $prefix, @sql);
+}
+
+# Start $count random statements of library_workload over database library
+# in the background, once they have begun to write; returns the IPC::Run
+# handle and a reference to what psql writes to stderr.
+sub start_library_workload
+{
+	my ($node, $count, $name) = @_;
+	my $file = "$PostgreSQL::Test::Utils::tmp_check/$name.sql";
+	PostgreSQL::Test::Utils::append_to_file($file, library_workload($count, '', 0));
+	my ($out, $err) = ('', '');
+	my $workload = IPC::Run::start(
+		[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('library'), '-f', $file ],
+		'>', \$out, '2>', \$err);
+	$node->poll_query_until('library', 'SELECT count(*) > 0 FROM loans WHERE id > 3')
+	  or die 'the workload does not start';
+	return ($workload, \$err);
 }
 
 # Poll until the worker of database library has confirmed the current WAL

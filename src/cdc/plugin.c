@@ -496,6 +496,20 @@ start_change(ThinChange *change, ReorderBufferTXN *txn, RelationEntry *entry,
 	change->columns = entry->names;
 }
 
+/* Write a record of op on entry's table that carries no values (T, R, N). */
+static void
+write_table_record(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+				   RelationEntry *entry, ThinChangeOp op)
+{
+	ThinChange	thin;
+
+	start_change(&thin, txn, entry, op);
+	thin.ncolumns = 0;
+	OutputPluginPrepareWrite(ctx, true);
+	thin_change_write_header(ctx->out, &thin, 0);
+	OutputPluginWrite(ctx, true);
+}
+
 /*
  * Write an R or N record for entry's table, unless this transaction wrote
  * the same one last.
@@ -505,8 +519,6 @@ note_table(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, RelationEntry *en
 		   ThinChangeOp op)
 {
 	PluginData *data = ctx->output_plugin_private;
-	MemoryContext old;
-	ThinChange	thin;
 
 	if (data->noted_xid == txn->xid && data->noted_relid == entry->relid &&
 		data->noted_op == op)
@@ -514,14 +526,7 @@ note_table(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, RelationEntry *en
 	data->noted_xid = txn->xid;
 	data->noted_relid = entry->relid;
 	data->noted_op = op;
-	old = MemoryContextSwitchTo(data->change_context);
-	start_change(&thin, txn, entry, op);
-	thin.ncolumns = 0;
-	OutputPluginPrepareWrite(ctx, true);
-	thin_change_write_header(ctx->out, &thin, 0);
-	OutputPluginWrite(ctx, true);
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(data->change_context);
+	write_table_record(ctx, txn, entry, op);
 }
 
 /*
@@ -626,19 +631,11 @@ plugin_truncate(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	for (int i = 0; i < nrelations; i++)
 	{
 		RelationEntry *entry = relation_entry(data, relations[i]);
-		ThinChange	thin;
 
-		if (!entry->emitted || !entry->actions.pubtruncate)
-		{
-			if (entry->wanted)
-				note_table(ctx, txn, entry, THIN_UNCOVERED);
-			continue;
-		}
-		start_change(&thin, txn, entry, THIN_TRUNCATE);
-		thin.ncolumns = 0;
-		OutputPluginPrepareWrite(ctx, true);
-		thin_change_write_header(ctx->out, &thin, 0);
-		OutputPluginWrite(ctx, true);
+		if (entry->emitted && entry->actions.pubtruncate)
+			write_table_record(ctx, txn, entry, THIN_TRUNCATE);
+		else if (entry->wanted)
+			note_table(ctx, txn, entry, THIN_UNCOVERED);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(data->change_context);

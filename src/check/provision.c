@@ -44,6 +44,7 @@
 
 PG_FUNCTION_INFO_V1(flusso_provision);
 
+#define PROVISION_DEADLOCK_TIMEOUT "50ms"
 #define PROVISION_LOCK_TIMEOUT "5s"
 
 typedef struct Provisioner
@@ -68,7 +69,13 @@ emit(Provisioner *p, const char *action, const char *sql, bool applied,
 	tuplestore_putvalues(p->rsinfo->setResult, p->rsinfo->setDesc, values, nulls);
 }
 
-/* One statement, under a short lock_timeout that ends with it. */
+/*
+ * One statement, under a short lock_timeout that ends with it, and a
+ * short deadlock_timeout: ALTER TABLE waits for the application's locks,
+ * and when its wait closes a deadlock with them, it finds the deadlock
+ * first and is the one that fails (reported as its blocker) rather than
+ * the application's transaction.
+ */
 static void
 run_statement(void *arg)
 {
@@ -77,6 +84,9 @@ run_statement(void *arg)
 	/* GUC_ACTION_SAVE: reverted when attempt()'s subtransaction ends */
 	(void) set_config_option("lock_timeout", PROVISION_LOCK_TIMEOUT,
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	(void) set_config_option("deadlock_timeout", PROVISION_DEADLOCK_TIMEOUT,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
 	SPI_connect();
 	if (SPI_execute(sql, false, 0) < 0)

@@ -46,30 +46,10 @@ $node->safe_psql('trap', q{
 	GRANT SELECT ON ALL TABLES IN SCHEMA public TO regress_mallory;
 	CREATE SCHEMA mal AUTHORIZATION regress_mallory;
 	SET ROLE regress_mallory;
-	CREATE TABLE mal.sprung (who name, trap text);
-	GRANT INSERT ON mal.sprung TO PUBLIC;
-	GRANT USAGE ON SCHEMA mal TO PUBLIC;
-	CREATE FUNCTION mal.spring(trap text) RETURNS boolean LANGUAGE plpgsql AS $$
-	BEGIN
-		INSERT INTO mal.sprung VALUES (current_user, trap);
-		IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
-			EXECUTE 'ALTER ROLE regress_mallory SUPERUSER';
-		END IF;
-		RETURN true;
-	END $$;
-	CREATE FUNCTION mal.text_eq(text, text) RETURNS boolean LANGUAGE sql
-		AS $$ SELECT mal.spring('text = text') AND $1 OPERATOR(pg_catalog.=) $2 $$;
-	CREATE OPERATOR mal.= (LEFTARG = text, RIGHTARG = text, FUNCTION = mal.text_eq);
-	CREATE FUNCTION mal.int8_eq(bigint, bigint) RETURNS boolean LANGUAGE sql
-		AS $$ SELECT mal.spring('bigint = bigint') AND $1 OPERATOR(pg_catalog.=) $2 $$;
-	CREATE OPERATOR mal.= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = mal.int8_eq);
-	CREATE FUNCTION mal.lower(text) RETURNS text LANGUAGE sql
-		AS $$ SELECT CASE WHEN mal.spring('lower()') THEN pg_catalog.lower($1) END $$;
-	CREATE DOMAIN mal.text AS pg_catalog.text CHECK (mal.spring('cast to text'));
-	CREATE DOMAIN mal.jsonb AS pg_catalog.jsonb CHECK (mal.spring('cast to jsonb'));
+} . slurp_file(fixture_path('traps.sql')) . q{
 	ALTER DATABASE trap SET search_path = mal, pg_catalog;
 });
-is( $node->safe_psql('trap', q{SET ROLE regress_mallory; SELECT 'a'::text = 'a'; SELECT count(*) FROM mal.sprung}),
+is( $node->safe_psql('trap', q{SET ROLE regress_mallory; SELECT 'a'::text = 'a'; SELECT pg_catalog.count(*) FROM mal.sprung}),
 	"t\n2", 'the traps spring for a session of the database');
 $node->safe_psql('trap', q{DELETE FROM mal.sprung});
 for my $index ('books', 'authors')
@@ -78,7 +58,7 @@ for my $index ('books', 'authors')
 	$node->safe_psql('trap',
 		"SET ROLE regress_mallory; SELECT public.flusso_create_index('$index', \$def\$$definition\$def\$)");
 }
-$node->safe_psql('trap', q{SET search_path = public; SELECT count(*) FROM flusso_provision()});
+$node->safe_psql('trap', q{SET search_path = public; SELECT pg_catalog.count(*) FROM flusso_provision()});
 phase_is('trap', 'books', 'live', 'the worker seeds a database whose search_path is a trap');
 $node->safe_psql('trap', q{SET search_path = public;
 	UPDATE books SET title = 'Trapped' WHERE id = 1; DELETE FROM reviews WHERE id = 2;
@@ -88,9 +68,9 @@ ok( $node->poll_query_until(
 		  WHERE id OPERATOR(pg_catalog.=) '1'}),
 	'and follows its changes');
 phase_is('trap', 'authors', 'live', 'and seeds an index again');
-is($node->safe_psql('trap', q{SELECT count(*) FROM public.flusso_verify('books')}), '0',
+is($node->safe_psql('trap', q{SELECT pg_catalog.count(*) FROM public.flusso_verify('books')}), '0',
 	'the documents are right');
-is($node->safe_psql('trap', q{SELECT count(*) FROM mal.sprung}), '0',
+is($node->safe_psql('trap', q{SELECT pg_catalog.count(*) FROM mal.sprung}), '0',
 	'no trap sprang inside the worker');
 is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_mallory'}),
 	'f', 'and regress_mallory is no superuser');

@@ -7,7 +7,6 @@
 use strict;
 use warnings;
 
-use IPC::Run;
 use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -30,20 +29,13 @@ ok(library_caught_up($node), 'the 0.1.0 objects seed and stream with the new lib
 # The update while a workload writes; the slot's position is sampled
 # throughout and must never go back.
 srand(20261201);
-my $workload_file = "$PostgreSQL::Test::Utils::tmp_check/upgrade_workload.sql";
-PostgreSQL::Test::Utils::append_to_file($workload_file, library_workload(3000, '', 0));
-my ($out, $err) = ('', '');
-my $workload = IPC::Run::start(
-	[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('library'), '-f', $workload_file ],
-	'>', \$out, '2>', \$err);
+my ($workload, $err) = start_library_workload($node, 3000, 'upgrade_workload');
 my @positions;
 sub sample
 {
 	push @positions, $node->safe_psql('library',
 		q{SELECT confirmed_flush_lsn - '0/0' FROM pg_replication_slots WHERE slot_name LIKE 'flusso_%'});
 }
-$node->poll_query_until('library', 'SELECT count(*) > 0 FROM loans WHERE id > 3')
-  or die 'the workload does not start';
 sample() for 1 .. 5;
 $node->safe_psql('library', 'ALTER EXTENSION flusso UPDATE');
 ok($workload->pumpable, 'the update ran while the workload wrote');
@@ -54,7 +46,7 @@ while ($workload->pumpable)
 	$workload->pump_nb;
 }
 $workload->finish;
-is($err, '', 'the workload ran without error');
+is($$err, '', 'the workload ran without error');
 ok(library_caught_up($node), 'the worker caught up after the update');
 sample();
 my @sorted = sort { $a <=> $b } @positions;
