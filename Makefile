@@ -16,12 +16,20 @@ MODULE_big = flusso
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 EXTENSION = flusso
 DATA = sql/flusso--0.1.0.sql sql/flusso--0.1.0--0.2.0.sql
-PG_CPPFLAGS = -I$(srcdir)/src
+# `make test` builds with FLUSSO_TEST_HOOKS=1: the fault injection the
+# tests use (flusso.test_crash_file) exists only in that build.  The flags
+# are recorded in .build-flags, which every object depends on, so that a
+# test build and a release build are never mixed.
+BUILD_FLAGS := $(if $(FLUSSO_TEST_HOOKS),-DFLUSSO_TEST_HOOKS)
+PG_CPPFLAGS = -I$(srcdir)/src $(BUILD_FLAGS)
 # rebuild what includes a header when the header changes (CFLAGS only: the
 # JIT bitcode build would overwrite the dependency files)
 PG_CFLAGS = -MMD -MP
-SHLIB_LINK = -lyaml
-EXTRA_CLEAN = $(OBJS:.o=.d)
+# Only what PostgreSQL looks up in the library is exported (flusso.map):
+# the module magic, _PG_init, the output plugin's entry point, the SQL
+# functions and the background workers' entry points, all named flusso_*.
+SHLIB_LINK = -lyaml -Wl,--version-script=$(srcdir)/flusso.map
+EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 
 # pg_regress inputs (sql/<name>.sql, expected/<name>.out); run by test/check.sh
 REGRESS = schema_formats schema_errors mapping catalog check provision capture build security
@@ -35,7 +43,7 @@ deps:
 	bash test/deps.sh
 
 test: deps
-	$(MAKE) --no-print-directory build-install
+	$(MAKE) --no-print-directory build-install FLUSSO_TEST_HOOKS=1
 	bash test/check.sh $(REGRESS)
 
 demo: deps
@@ -51,6 +59,11 @@ fuzz:
 ifneq ($(PGXS),)
 include $(PGXS)
 -include $(OBJS:.o=.d)
+
+.build-flags: FORCE
+	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
+$(OBJS) $(OBJS:.o=.bc): .build-flags
+.PHONY: FORCE
 
 .PHONY: build-install
 build-install: all

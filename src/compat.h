@@ -2,8 +2,10 @@
  *
  * compat.h
  *	  Shims over the differences between the PostgreSQL versions flusso
- *	  builds against.  PostgreSQL 15 is tested; 16 to 18 are guarded here so
- *	  that they compile.  No other file tests PG_VERSION_NUM.
+ *	  builds against, for backend code.  PostgreSQL 15 is tested; 16 to 18
+ *	  are guarded here so that they compile.  No other file tests
+ *	  PG_VERSION_NUM but schema/jsonapi_compat.h, the frontend-safe shims
+ *	  of the schema reader, which depends on nothing else in the tree.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -12,30 +14,9 @@
 #ifndef FLUSSO_COMPAT_H
 #define FLUSSO_COMPAT_H
 
-#include "common/jsonapi.h"
-
-/* jsonapi semantic actions return an error code from 16 on */
-#if PG_VERSION_NUM >= 160000
-typedef JsonParseErrorType json_action_result;
-#define JSON_ACTION_DONE return JSON_SUCCESS
-#else
-typedef void json_action_result;
-#define JSON_ACTION_DONE return
-#endif
-
-/* 17 lets the caller provide the lexer; we let it allocate one */
-#if PG_VERSION_NUM >= 170000
-#define compat_json_lex_context(json, len, encoding) \
-	makeJsonLexContextCstringLen(NULL, (json), (len), (encoding), true)
-#else
-#define compat_json_lex_context(json, len, encoding) \
-	makeJsonLexContextCstringLen((json), (len), (encoding), true)
-#endif
-
-#ifndef FRONTEND
-
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_publication.h"
 #include "utils/acl.h"
 
@@ -47,11 +28,15 @@ typedef void json_action_result;
 	object_ownercheck(PublicationRelationId, (pubid), (role))
 #define compat_database_aclcheck(dbid, role, mode) \
 	object_aclcheck(DatabaseRelationId, (dbid), (role), (mode))
+#define compat_namespace_aclcheck(nspid, role, mode) \
+	object_aclcheck(NamespaceRelationId, (nspid), (role), (mode))
 #else
 #define compat_owns_relation(relid, role) pg_class_ownercheck((relid), (role))
 #define compat_owns_publication(pubid, role) pg_publication_ownercheck((pubid), (role))
 #define compat_database_aclcheck(dbid, role, mode) \
 	pg_database_aclcheck((dbid), (role), (mode))
+#define compat_namespace_aclcheck(nspid, role, mode) \
+	pg_namespace_aclcheck((nspid), (role), (mode))
 #endif
 
 /* 17 hands the output plugin HeapTuples instead of ReorderBufferTupleBufs */
@@ -69,7 +54,5 @@ typedef void json_action_result;
 	(!XLogRecPtrIsInvalid((slot)->data.invalidated_at) && \
 	 XLogRecPtrIsInvalid((slot)->data.restart_lsn))
 #endif
-
-#endif							/* !FRONTEND */
 
 #endif							/* FLUSSO_COMPAT_H */

@@ -20,7 +20,7 @@
 #include "utils/guc.h"
 
 #include "flusso.h"
-#include "worker/shared.h"
+#include "common/shared.h"
 #include "worker/worker.h"
 
 PG_MODULE_MAGIC;
@@ -33,9 +33,11 @@ int			flusso_slot_save_interval = 1000;
 int			flusso_snapshot_chunk_size = 10000;
 int			flusso_work_mem = 65536;
 bool		flusso_capture_log = false;
+#ifdef FLUSSO_TEST_HOOKS
 char	   *flusso_test_crash_file = NULL;
+#endif
 
-void		_PG_init(void);
+extern PGDLLEXPORT void _PG_init(void);
 
 static void
 define_settings(void)
@@ -77,11 +79,14 @@ define_settings(void)
 							 "Record every applied change in flusso.capture_log (diagnostics and tests).",
 							 NULL, &flusso_capture_log, false,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+#ifdef FLUSSO_TEST_HOOKS
+	/* only in the build `make test` installs: see the Makefile */
 	DefineCustomStringVariable("flusso.test_crash_file",
 							   "Tests only: crash once between flush and confirm while this file exists.",
 							   NULL, &flusso_test_crash_file, "",
 							   PGC_SIGHUP, GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY,
 							   NULL, NULL, NULL);
+#endif
 	MarkGUCPrefixReserved("flusso");
 }
 

@@ -18,7 +18,9 @@ extern int	flusso_slot_save_interval;
 extern int	flusso_snapshot_chunk_size;
 extern int	flusso_work_mem;
 extern bool flusso_capture_log;
+#ifdef FLUSSO_TEST_HOOKS
 extern char *flusso_test_crash_file;
+#endif
 
 /* flusso's schemas: its state, the documents, the seeds' shadow tables */
 #define FLUSSO_SCHEMA "flusso"

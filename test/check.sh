@@ -22,6 +22,9 @@ fi
 
 status=0
 
+echo "== layout"
+bash "$FLUSSO_ROOT/test/layout.sh" "$FLUSSO_ROOT/src" || status=1
+
 echo "== pg_regress"
 if ! as_cluster_user env PATH="$PG_BINDIR:$PATH" \
 	"$PGXS_DIR/src/test/regress/pg_regress" \

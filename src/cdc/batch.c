@@ -21,19 +21,14 @@
 #include "cdc/batch.h"
 
 /*
- * The part of a record that identifies the change for deduplication: all
- * but the leading format, op, xid and commit position and time.
+ * A record kept once: records that differ only in their transaction and
+ * commit (ThinChangeHeader.identity_offset) name the same change.
  */
-#define RECORD_IDENTITY_OFFSET (1 + 1 + 4 + 8 + 8)
-#define RECORD_XID_OFFSET 2
-#define RECORD_TIME_OFFSET (1 + 1 + 4 + 8)
-#define RECORD_OP_OFFSET 1
-#define RECORD_RELID_OFFSET RECORD_IDENTITY_OFFSET
-
 typedef struct RecordKey
 {
 	uint32		hash;
 	int			len;
+	int			identity_offset;
 	char	   *data;
 } RecordKey;
 
@@ -54,10 +49,10 @@ record_match(const void *a, const void *b, Size keysize)
 	const RecordKey *ka = a;
 	const RecordKey *kb = b;
 
-	if (ka->hash != kb->hash || ka->len != kb->len)
+	if (ka->hash != kb->hash || ka->len != kb->len || ka->identity_offset != kb->identity_offset)
 		return 1;
-	return memcmp(ka->data + RECORD_IDENTITY_OFFSET, kb->data + RECORD_IDENTITY_OFFSET,
-				  ka->len - RECORD_IDENTITY_OFFSET);
+	return memcmp(ka->data + ka->identity_offset, kb->data + kb->identity_offset,
+				  ka->len - ka->identity_offset);
 }
 
 static void
@@ -96,37 +91,23 @@ batch_create(MemoryContext parent, Size memory_limit)
 	return batch;
 }
 
-static uint64
-read_be(const char *p, int bytes)
-{
-	uint64		v = 0;
-
-	for (int i = 0; i < bytes; i++)
-		v = (v << 8) | (unsigned char) p[i];
-	return v;
-}
-
 /* Add one record as the output plugin wrote it. */
 void
 batch_add(ChangeBatch *batch, const char *data, int len)
 {
-	TransactionId xid;
-	TimestampTz commit_time;
+	ThinChangeHeader header;
 	RecordKey	key;
 	bool		found;
 
-	if (len < RECORD_IDENTITY_OFFSET + 4)
-		elog(ERROR, "flusso change record of %d bytes is too short", len);
+	if (!thin_change_read_header(data, len, &header))
+		elog(ERROR, "malformed flusso change record of %d bytes", len);
 	batch->nreceived++;
-	if (data[RECORD_OP_OFFSET] == THIN_INSERT &&
-		(Oid) read_be(data + RECORD_RELID_OFFSET, 4) == batch->signal_relid)
+	if (header.op == THIN_INSERT && header.relid == batch->signal_relid)
 		batch->nsignals++;
 
-	xid = (TransactionId) read_be(data + RECORD_XID_OFFSET, 4);
-	(void) hash_search(batch->xids, &xid, HASH_ENTER, NULL);
-	commit_time = (TimestampTz) read_be(data + RECORD_TIME_OFFSET, 8);
-	if (batch->oldest_commit == 0 || commit_time < batch->oldest_commit)
-		batch->oldest_commit = commit_time;
+	(void) hash_search(batch->xids, &header.xid, HASH_ENTER, NULL);
+	if (batch->oldest_commit == 0 || header.commit_time < batch->oldest_commit)
+		batch->oldest_commit = header.commit_time;
 
 	if (batch->memory_used >= batch->memory_limit)
 	{
@@ -153,9 +134,10 @@ batch_add(ChangeBatch *batch, const char *data, int len)
 	}
 
 	key.len = len;
+	key.identity_offset = header.identity_offset;
 	key.data = (char *) data;
-	key.hash = hash_bytes((const unsigned char *) data + RECORD_IDENTITY_OFFSET,
-						  len - RECORD_IDENTITY_OFFSET);
+	key.hash = hash_bytes((const unsigned char *) data + header.identity_offset,
+						  len - header.identity_offset);
 	(void) hash_search(batch->records, &key, HASH_FIND, &found);
 	if (found)
 		return;

@@ -208,6 +208,16 @@ cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms)
 	}
 }
 
+/* Drop the slot, which no process holds, if it exists. */
+void
+cdc_drop_slot(const char *slot_name)
+{
+	bool		invalidated;
+
+	if (slot_exists(slot_name, &invalidated))
+		ReplicationSlotDrop(slot_name, true);
+}
+
 /* Stop decoding; release the slot, or drop it when nothing needs it. */
 void
 cdc_close(CaptureStream *stream, bool drop_slot)

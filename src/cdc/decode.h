@@ -36,5 +36,6 @@ extern bool cdc_read(CaptureStream *stream, int max_changes, int timeout_ms);
 extern XLogRecPtr cdc_position(CaptureStream *stream);
 extern void cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms);
 extern void cdc_close(CaptureStream *stream, bool drop_slot);
+extern void cdc_drop_slot(const char *slot_name);
 
 #endif							/* FLUSSO_CDC_DECODE_H */

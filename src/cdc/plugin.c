@@ -61,18 +61,9 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
+#include "cdc/options.h"
 #include "cdc/thin_change.h"
 #include "compat.h"
-
-#define DEFAULT_PUBLICATION "flusso"
-
-/* "schema.table:col,col" from the columns option */
-typedef struct ColumnSpec
-{
-	char	   *nspname;
-	char	   *relname;
-	List	   *columns;
-} ColumnSpec;
 
 typedef struct PluginData
 {
@@ -111,7 +102,7 @@ static HTAB *relation_cache = NULL;
 static RelationEntry *last_entry = NULL;	/* consecutive changes share it */
 static bool callbacks_registered = false;
 
-void		_PG_output_plugin_init(OutputPluginCallbacks *cb);
+extern PGDLLEXPORT void _PG_output_plugin_init(OutputPluginCallbacks *cb);
 
 static void
 invalidate_relation(Datum arg, Oid relid)
@@ -140,32 +131,6 @@ invalidate_all(Datum arg, int cacheid, uint32 hashvalue)
 	invalidate_relation(arg, InvalidOid);
 }
 
-static ColumnSpec *
-parse_column_spec(const char *value)
-{
-	ColumnSpec *spec = palloc0(sizeof(ColumnSpec));
-	char	   *copy = pstrdup(value);
-	char	   *colon = strchr(copy, ':');
-	char	   *dot = strchr(copy, '.');
-	char	   *columns;
-
-	if (colon == NULL || dot == NULL || dot > colon)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for flusso option \"columns\": \"%s\"", value),
-				 errhint("Write schema.table:column,column.")));
-	*dot = '\0';
-	*colon = '\0';
-	spec->nspname = copy;
-	spec->relname = dot + 1;
-	columns = pstrdup(colon + 1);
-	if (!SplitIdentifierString(columns, ',', &spec->columns) || spec->columns == NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid column list in flusso option \"columns\": \"%s\"", value)));
-	return spec;
-}
-
 static void
 plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_init)
 {
@@ -176,7 +141,7 @@ plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 	data->context = ctx->context;
 	data->change_context = AllocSetContextCreate(ctx->context, "flusso change",
 												 ALLOCSET_DEFAULT_SIZES);
-	data->publication = pstrdup(DEFAULT_PUBLICATION);
+	data->publication = pstrdup(CDC_DEFAULT_PUBLICATION);
 	opt->output_type = OUTPUT_PLUGIN_BINARY_OUTPUT;
 	opt->receive_rewrites = true;	/* to see a rewrite; its rows are not emitted */
 	ctx->output_plugin_private = data;
@@ -189,7 +154,7 @@ plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 			data->publication = defGetString(elem);
 		else if (strcmp(elem->defname, "columns") == 0)
 			data->column_specs = lappend(data->column_specs,
-										 parse_column_spec(defGetString(elem)));
+										 cdc_parse_columns(defGetString(elem)));
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -245,21 +210,6 @@ in_publication(Publication *pub, Relation rel)
 			return true;
 	}
 	return false;
-}
-
-static ColumnSpec *
-find_column_spec(PluginData *data, const char *nspname, const char *relname)
-{
-	ListCell   *lc;
-
-	foreach(lc, data->column_specs)
-	{
-		ColumnSpec *spec = lfirst(lc);
-
-		if (strcmp(spec->nspname, nspname) == 0 && strcmp(spec->relname, relname) == 0)
-			return spec;
-	}
-	return NULL;
 }
 
 /* The columns emitted when none were asked for: the replica identity key. */
@@ -344,7 +294,7 @@ build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 	while ((i = bms_next_member(identity, i)) >= 0)
 		entry->identity = bms_add_member(entry->identity, i + FirstLowInvalidHeapAttributeNumber);
 
-	spec = find_column_spec(data, entry->nspname, entry->relname);
+	spec = cdc_find_columns(data->column_specs, entry->nspname, entry->relname);
 	entry->wanted = spec != NULL;
 	names = spec ? spec->columns : default_columns(rel, entry);
 	entry->ncolumns = list_length(names);

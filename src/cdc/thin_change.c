@@ -140,6 +140,27 @@ read_row(Reader *r, int ncolumns)
 	return values;
 }
 
+/*
+ * Read the fixed fields of a record's header, up to its relation; false
+ * if it is too short or of another format.
+ */
+bool
+thin_change_read_header(const char *data, int len, ThinChangeHeader *header)
+{
+	Reader		r = {data, len, 0, true};
+
+	if (take_uint(&r, 1) != THIN_CHANGE_FORMAT)
+		return false;
+	header->op = (ThinChangeOp) take_uint(&r, 1);
+	header->xid = (TransactionId) take_uint(&r, 4);
+	(void) take_uint(&r, 8);	/* commit_end_lsn */
+	header->commit_time = (TimestampTz) take_uint(&r, 8);
+	/* the identity is the relation and what follows: not xid nor commit */
+	header->identity_offset = r.pos;
+	header->relid = (Oid) take_uint(&r, 4);
+	return r.ok;
+}
+
 /* Decode a record; false if it is not a well-formed thin change. */
 bool
 thin_change_read(const char *data, int len, ThinChange *change)

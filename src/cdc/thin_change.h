@@ -61,12 +61,27 @@ typedef struct ThinChange
 #define THIN_HAS_OLD 1
 #define THIN_HAS_NEW 2
 
+/*
+ * What a batch needs of a record without decoding it: the per-transaction
+ * fields, and where the part that identifies the change (relation and
+ * values) begins, for deduplication.
+ */
+typedef struct ThinChangeHeader
+{
+	ThinChangeOp op;
+	TransactionId xid;
+	TimestampTz commit_time;
+	Oid			relid;
+	int			identity_offset;	/* the rest of the record from here on */
+} ThinChangeHeader;
+
 extern void thin_change_write_header(StringInfo out, const ThinChange *change, int flags);
 extern void thin_change_write_start(StringInfo out, const ThinChange *change);
 extern void thin_change_write_relation(StringInfo out, const ThinChange *change);
 extern void thin_change_write_value(StringInfo out, ThinValueKind kind,
 									const char *text, int len);
 extern bool thin_change_read(const char *data, int len, ThinChange *change);
+extern bool thin_change_read_header(const char *data, int len, ThinChangeHeader *header);
 extern char *thin_change_text(const ThinChange *change);
 
 #endif							/* FLUSSO_CDC_THIN_CHANGE_H */

@@ -30,13 +30,13 @@
 #include "check/ready.h"
 #include "check/tables.h"
 #include "common/attempt.h"
+#include "compat.h"
 #include "document/build.h"
 #include "document/resolve.h"
-#include "document/search.h"
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
-#include "sink/table_sink.h"
+#include "sink/sink.h"
 
 PG_FUNCTION_INFO_V1(flusso_check);
 
@@ -144,7 +144,7 @@ check_owner(DiagnosticSink *sink, const StoredIndex *index, List *tables)
 		if (problem == NULL)
 			continue;
 		diag_add(sink, SEVERITY_ERROR, table->path,
-				 pg_namespace_aclcheck(get_rel_namespace(table->relid), index->owner,
+				 compat_namespace_aclcheck(get_rel_namespace(table->relid), index->owner,
 									   ACL_USAGE) != ACLCHECK_OK
 				 ? psprintf("GRANT USAGE ON SCHEMA %s TO %s;",
 							quote_identifier(table->nspname), role)
@@ -171,9 +171,8 @@ prepare_build(void *arg)
 
 	/* what the worker runs, as it runs it */
 	check_index_statements(index, query, resolver,
-						   sink_table_write_sql(index->name, false, query->sql,
-												doc_search_expr(index->schema, "built.doc"),
-												query->nparams + query->nkeys + 1));
+						   sink_write_sql(sink_for_index(index->name, index->owner, index->schema),
+										  false, query->sql, query->nparams + query->nkeys + 1));
 }
 
 /*

@@ -25,6 +25,7 @@
 #include "utils/syscache.h"
 
 #include "check/privileges.h"
+#include "compat.h"
 
 /* NULL when the owner role exists; its absence, in words, otherwise. */
 char *
@@ -43,7 +44,7 @@ table_privilege_problem(const TableUse *table, Oid owner)
 	Oid			nsp = get_rel_namespace(table->relid);
 	ListCell   *lc;
 
-	if (pg_namespace_aclcheck(nsp, owner, ACL_USAGE) != ACLCHECK_OK)
+	if (compat_namespace_aclcheck(nsp, owner, ACL_USAGE) != ACLCHECK_OK)
 		return psprintf("role \"%s\" lacks USAGE on schema \"%s\"", role, table->nspname);
 	if (pg_class_aclcheck(table->relid, owner, ACL_SELECT) == ACLCHECK_OK)
 		return NULL;

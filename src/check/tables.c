@@ -29,6 +29,7 @@
 #include "check/keys.h"
 #include "check/tables.h"
 #include "check/types.h"
+#include "document/lookup.h"
 #include "schema/names.h"
 
 typedef struct WalkContext
@@ -97,23 +98,17 @@ static TableUse *
 resolve_table(WalkContext *cx, const char *nspname, const char *relname,
 			  const char *path)
 {
-	Oid			nsp = get_namespace_oid(nspname, true);
-	Oid			relid;
+	char	   *missing;
+	Oid			relid = doc_find_table(nspname, relname, &missing);
 	char		relkind;
 
-	if (!OidIsValid(nsp))
-	{
-		diag_add(cx->sink, SEVERITY_ERROR, path,
-				 "Create the schema, or correct the definition's schema.",
-				 "schema \"%s\" does not exist", nspname);
-		return NULL;
-	}
-	relid = get_relname_relid(relname, nsp);
 	if (!OidIsValid(relid))
 	{
 		diag_add(cx->sink, SEVERITY_ERROR, path,
-				 "Create the table, or correct the table name in the definition.",
-				 "table \"%s.%s\" does not exist", nspname, relname);
+				 OidIsValid(get_namespace_oid(nspname, true))
+				 ? "Create the table, or correct the table name in the definition."
+				 : "Create the schema, or correct the definition's schema.",
+				 "%s", missing);
 		return NULL;
 	}
 	relkind = get_rel_relkind(relid);
@@ -157,16 +152,17 @@ resolve_column(WalkContext *cx, TableUse *table, const char *column, const char 
 	ResolvedColumn	ref = {false, InvalidOid, false};
 	AttrNumber	attnum;
 	HeapTuple	tuple;
+	char	   *missing;
 
 	if (table == NULL || column == NULL)
 		return ref;
-	attnum = get_attnum(table->relid, column);
-	if (attnum == InvalidAttrNumber || attnum < 0)
+	missing = doc_missing_column(table->relid, column);
+	if (missing)
 	{
-		diag_add(cx->sink, SEVERITY_ERROR, path, column_hint(table->relid, column),
-				 "column \"%s\" of table \"%s\" does not exist", column, table->display);
+		diag_add(cx->sink, SEVERITY_ERROR, path, column_hint(table->relid, column), "%s", missing);
 		return ref;
 	}
+	attnum = get_attnum(table->relid, column);
 	tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(table->relid), Int16GetDatum(attnum));
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for attribute %d of relation %u",

@@ -27,10 +27,15 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/syscache.h"
 
 #include "common/pinned.h"
+#include "flusso.h"
 
 static const char *const pinned[][2] = {
 	{"search_path", "pg_catalog, pg_temp"},
@@ -78,4 +83,31 @@ role_switch_end(RoleSwitch *saved)
 {
 	SetUserIdAndSecContext(saved->saved_userid, saved->saved_sec_context);
 	AtEOXact_GUC(true, saved->guc_nest_level);
+}
+
+/*
+ * Run as the owner of schema flusso (the role that ran CREATE EXTENSION)
+ * until catalog_restore_user, to write flusso's own tables and schemas,
+ * under the pinned settings: the caller's search_path must not choose
+ * what runs with those rights.
+ */
+void
+catalog_become_owner(CatalogUser *saved)
+{
+	Oid			nsp = get_namespace_oid(FLUSSO_SCHEMA, false);
+	HeapTuple	tuple;
+	Oid			owner;
+
+	tuple = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for namespace %u", nsp);
+	owner = ((Form_pg_namespace) GETSTRUCT(tuple))->nspowner;
+	ReleaseSysCache(tuple);
+	role_switch_begin(saved, owner, false);
+}
+
+void
+catalog_restore_user(CatalogUser *saved)
+{
+	role_switch_end(saved);
 }

@@ -19,8 +19,13 @@ typedef struct RoleSwitch
 	int			guc_nest_level;
 } RoleSwitch;
 
+/* the catalog owner's rights, under the pinned settings */
+typedef RoleSwitch CatalogUser;
+
 extern void pinned_settings_for_process(void);
 extern void role_switch_begin(RoleSwitch *saved, Oid role, bool restricted);
 extern void role_switch_end(RoleSwitch *saved);
+extern void catalog_become_owner(CatalogUser *saved);
+extern void catalog_restore_user(CatalogUser *saved);
 
 #endif							/* FLUSSO_COMMON_PINNED_H */

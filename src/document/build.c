@@ -34,6 +34,7 @@
 
 #include "document/build.h"
 #include "document/docid.h"
+#include "document/lookup.h"
 #include "document/raw_filter.h"
 
 /* jsonb_build_object takes at most 100 arguments: 50 key/value pairs */
@@ -69,14 +70,8 @@ static Table *
 open_table(BuildContext *cx, const char *nspname, const char *relname)
 {
 	Table	   *table = palloc0(sizeof(Table));
-	Oid			nsp = get_namespace_oid(nspname, true);
 
-	table->relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
-	if (!OidIsValid(table->relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table \"%s.%s\" does not exist", nspname, relname),
-				 errhint("SELECT * FROM flusso_check() lists what the definition and the database disagree on.")));
+	table->relid = doc_table(nspname, relname);
 	table->qualified = quote_qualified_identifier(nspname, relname);
 	table->alias = psprintf("t%d", cx->aliases++);
 	return table;
@@ -85,14 +80,7 @@ open_table(BuildContext *cx, const char *nspname, const char *relname)
 static Oid
 column_type(const Table *table, const char *column)
 {
-	AttrNumber	attnum = get_attnum(table->relid, column);
-
-	if (attnum == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of table %s does not exist", column, table->qualified),
-				 errhint("SELECT * FROM flusso_check() lists what the definition and the database disagree on.")));
-	return get_atttype(table->relid, attnum);
+	return get_atttype(table->relid, doc_column(table->relid, column));
 }
 
 /* The column's type as SQL, with its modifier: char(2), numeric(8,2). */

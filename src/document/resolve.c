@@ -24,6 +24,7 @@
 #include "utils/lsyscache.h"
 
 #include "document/build.h"
+#include "document/lookup.h"
 #include "document/resolve.h"
 
 /* A level of the join tree: its table and how its keys lead up. */
@@ -44,14 +45,8 @@ static Level *
 level_for(const char *nspname, const char *relname, const char *key, ResolveStep *up)
 {
 	Level	   *level = palloc0(sizeof(Level));
-	Oid			nsp = get_namespace_oid(nspname, false);
 
-	level->relid = get_relname_relid(relname, nsp);
-	if (!OidIsValid(level->relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table \"%s.%s\" does not exist", nspname, relname),
-				 errhint("SELECT * FROM flusso_check() lists what the definition and the database disagree on.")));
+	level->relid = doc_table(nspname, relname);
 	level->nspname = pstrdup(nspname);
 	level->relname = pstrdup(relname);
 	level->qualified = quote_qualified_identifier(nspname, relname);
@@ -63,13 +58,7 @@ level_for(const char *nspname, const char *relname, const char *key, ResolveStep
 static char *
 type_of(const Level *level, const char *column)
 {
-	AttrNumber	attnum = get_attnum(level->relid, column);
-
-	if (attnum == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of table %s does not exist", column, level->qualified)));
-	return doc_type_name(get_atttype(level->relid, attnum));
+	return doc_type_name(get_atttype(level->relid, doc_column(level->relid, column)));
 }
 
 /* SELECT DISTINCT <out>::text FROM <table> WHERE <in> = ANY($1) */

@@ -84,30 +84,3 @@ flusso_require_reader(Oid owner, const char *index_name)
 					 quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, index_name),
 					 quote_identifier(GetUserNameFromId(GetUserId(), false)))));
 }
-
-/*
- * Run as the owner of schema flusso until catalog_restore_user, with
- * search_path pinned: the caller's own search_path must not choose what
- * runs with the catalog owner's rights.
- */
-void
-catalog_become_owner(CatalogUser *saved)
-{
-	Oid			nsp = get_namespace_oid(FLUSSO_SCHEMA, false);
-	HeapTuple	tuple;
-	Oid			owner;
-
-	tuple = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for namespace %u", nsp);
-	owner = ((Form_pg_namespace) GETSTRUCT(tuple))->nspowner;
-	ReleaseSysCache(tuple);
-
-	role_switch_begin(saved, owner, false);
-}
-
-void
-catalog_restore_user(CatalogUser *saved)
-{
-	role_switch_end(saved);
-}

@@ -16,13 +16,9 @@
 
 #define FLUSSO_ADMIN_ROLE "flusso_admin"
 
-/* the catalog owner's rights, under pinned settings (common/pinned.c) */
-typedef RoleSwitch CatalogUser;
 
 extern void flusso_require_admin(void);
 extern void flusso_require_owner(Oid owner, const char *index_name);
 extern void flusso_require_reader(Oid owner, const char *index_name);
-extern void catalog_become_owner(CatalogUser *saved);
-extern void catalog_restore_user(CatalogUser *saved);
 
 #endif							/* FLUSSO_INDEX_ACCESS_H */

@@ -13,9 +13,10 @@
  * A role that owns an index therefore cannot be dropped while it does
  * (its documents table depends on it), and REASSIGN OWNED / DROP OWNED,
  * the usual way to retire a role, leave no index with a dangling owner.
- * The drop hook notes which documents tables changed; this runs when the
- * transaction is about to commit, as the catalog's owner, and does
- * nothing once the extension itself is being dropped.
+ * The drop hook notes which documents tables changed
+ * (index_note_docs_table); the index catalog follows when the transaction
+ * is about to commit, as the catalog's owner, and does nothing once the
+ * extension itself is being dropped.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -23,22 +24,31 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "index/access.h"
 #include "index/follow.h"
-#include "sink/table_sink.h"
+#include "sink/sink.h"
+
+/* documents tables dropped (names) or altered in this transaction */
+static List *docs_dropped = NIL;
+static bool docs_altered = false;
+static bool callback_registered = false;
 
 /*
  * dropped: names of documents tables dropped in this transaction; altered:
  * whether one was altered (its owner may have changed).
  */
-void
-index_follow_docs_tables(List *dropped, bool altered)
+static void
+follow(List *dropped, bool altered)
 {
 	CatalogUser saved;
 	ListCell   *lc;
@@ -80,11 +90,55 @@ index_follow_docs_tables(List *dropped, bool altered)
 					(errmsg("flusso index \"%s\" dropped with its documents table",
 							(char *) lfirst(lc))));
 			/* and a seed's shadow, when another role owned it */
-			if (sink_table_exists(lfirst(lc), true))
-				sink_shadow_drop(lfirst(lc));
+			sink_next_discard(sink_for_index(lfirst(lc), InvalidOid, NULL));
 		}
 	}
 	catalog_restore_user(&saved);
 	SPI_finish();
 	PopActiveSnapshot();
+}
+
+static void
+follow_at_commit(XactEvent event, void *arg)
+{
+	List	   *dropped = docs_dropped;
+	bool		altered = docs_altered;
+
+	/* following may drop a shadow table: that is flusso's own drop */
+	docs_dropped = NIL;
+	docs_altered = false;
+	if ((event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) &&
+		(dropped != NIL || altered))
+	{
+		follow(dropped, altered);
+		docs_dropped = NIL;
+		docs_altered = false;
+	}
+}
+
+/*
+ * The drop hook saw relid dropped or altered: if it is a documents table,
+ * its index follows when the transaction commits.
+ */
+void
+index_note_docs_table(bool dropped, Oid relid)
+{
+	Oid			docs = get_namespace_oid(FLUSSO_DOCS_SCHEMA, true);
+	MemoryContext old;
+
+	if (!OidIsValid(docs) || get_rel_namespace(relid) != docs)
+		return;
+	if (!callback_registered)
+	{
+		RegisterXactCallback(follow_at_commit, NULL);
+		callback_registered = true;
+	}
+	if (!dropped)
+	{
+		docs_altered = true;
+		return;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	docs_dropped = lappend(docs_dropped, get_rel_name(relid));
+	MemoryContextSwitchTo(old);
 }

@@ -12,6 +12,6 @@
 
 #include "nodes/pg_list.h"
 
-extern void index_follow_docs_tables(List *dropped, bool altered);
+extern void index_note_docs_table(bool dropped, Oid relid);
 
 #endif							/* FLUSSO_INDEX_FOLLOW_H */

@@ -25,8 +25,8 @@
 
 #include "index/access.h"
 #include "index/definition.h"
-#include "sink/table_sink.h"
-#include "worker/worker.h"
+#include "sink/sink.h"
+#include "common/requests.h"
 #include "schema/schema.h"
 
 PG_FUNCTION_INFO_V1(flusso_create_index);
@@ -132,8 +132,8 @@ flusso_create_index(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 	if (inserted)
-		sink_table_ensure(name, caller);
-	worker_request_at_commit(true);
+		sink_create(sink_for_index(name, caller, NULL));
+	request_worker_at_commit(true);
 	PG_RETURN_VOID();
 }
 
@@ -169,10 +169,10 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	if (SPI_execute("SELECT 1 FROM flusso.index", false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
 	/* the last index gone: the worker drops its slot, nothing retains WAL */
-	worker_request_at_commit(SPI_processed > 0);
+	request_worker_at_commit(SPI_processed > 0);
 	catalog_restore_user(&saved);
 	SPI_finish();
-	sink_table_drop(name);
+	sink_drop(sink_for_index(name, owner, NULL));
 	PG_RETURN_VOID();
 }
 

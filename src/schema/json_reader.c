@@ -20,8 +20,8 @@
 
 #include "common/jsonapi.h"
 #include "mb/pg_wchar.h"
-#include "compat.h"
 #include "schema/builder.h"
+#include "schema/jsonapi_compat.h"
 
 typedef struct JsonReader
 {

@@ -35,7 +35,9 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 
-#include "index/access.h"
+#include "common/pinned.h"
+#include "flusso.h"
+#include "document/search.h"
 #include "sink/table_sink.h"
 
 
@@ -112,123 +114,159 @@ copy_grants(const char *index_name, const char *table)
 		run(lfirst(lc));
 }
 
-/*
- * The statement that writes a set of documents to the documents table (or
- * the shadow) of index_name: the documents build_sql builds are upserted
- * when they changed, with search_expr over built.doc as their tsvector,
- * and the ids in parameter $ids_param (text[]) that built nothing are
- * deleted.  It returns the documents written and deleted.
- */
-char *
-sink_table_write_sql(const char *index_name, bool shadow, const char *build_sql,
-					 const char *search_expr, int ids_param)
+/* The table of an index's documents, or of the next generation. */
+static char *
+table_name(const char *index, bool next)
 {
-	char	   *table = sink_table_name(index_name, shadow);
-
-	return psprintf("WITH built AS (%s), "
-					"up AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
-					"ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
-					"updated_at = pg_catalog.clock_timestamp() "
-					"WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
-					"del AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
-					"AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING 1) "
-					"SELECT (SELECT pg_catalog.count(*) FROM up) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM del)",
-					build_sql, table, search_expr, table, ids_param);
+	return quote_qualified_identifier(next ? FLUSSO_SEED_SCHEMA : FLUSSO_DOCS_SCHEMA, index);
 }
 
-void
-sink_table_ensure(const char *index_name, Oid owner)
+static bool
+table_exists(const char *index, bool next)
+{
+	return OidIsValid(get_relname_relid(index,
+										get_namespace_oid(next ? FLUSSO_SEED_SCHEMA : FLUSSO_DOCS_SCHEMA,
+														  false)));
+}
+
+static bool
+table_sink_exists(const char *index)
+{
+	return table_exists(index, false);
+}
+
+/* The documents table of an index, when it is missing. */
+static void
+table_sink_create(const char *index, Oid owner)
 {
 	CatalogUser saved;
 
-	if (sink_table_exists(index_name, false))
+	if (table_exists(index, false))
 		return;
 	SPI_connect();
 	catalog_become_owner(&saved);
-	create_table(FLUSSO_DOCS_SCHEMA, index_name, owner, true);
+	create_table(FLUSSO_DOCS_SCHEMA, index, owner, true);
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
 
-/* The table a sink of this index writes to: its documents, or its shadow. */
-char *
-sink_table_name(const char *index_name, bool shadow)
+/*
+ * Upsert the documents that built and changed (with their tsvector), and
+ * delete those of the ids at hand that built nothing.
+ */
+static void
+table_sink_write_ctes(StringInfo sql, List **ctes, const char *index,
+					  const IndexSchema *schema, bool next, int ids_param)
 {
-	return quote_qualified_identifier(shadow ? FLUSSO_SEED_SCHEMA : FLUSSO_DOCS_SCHEMA, index_name);
+	char	   *table = table_name(index, next);
+
+	appendStringInfo(sql,
+					 ", table_up AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
+					 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
+					 "updated_at = pg_catalog.clock_timestamp() "
+					 "WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
+					 "table_del AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
+					 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING 1)",
+					 table, doc_search_expr(schema, "built.doc"), table, ids_param);
+	*ctes = lappend(*ctes, "table_up");
+	*ctes = lappend(*ctes, "table_del");
+}
+
+/* Every document gone: the root table was truncated. */
+static void
+table_sink_truncate(const char *index, bool next)
+{
+	SPI_connect();
+	run(psprintf("DELETE FROM %s", table_name(index, next)));
+	SPI_finish();
 }
 
 /* A fresh, empty shadow table for a seed, replacing any left behind. */
-void
-sink_shadow_create(const char *index_name, Oid owner)
+static void
+table_sink_next_begin(const char *index, Oid owner)
 {
 	CatalogUser saved;
 
 	SPI_connect();
 	catalog_become_owner(&saved);
-	if (sink_table_exists(index_name, true))
-		run(psprintf("DROP TABLE %s", sink_table_name(index_name, true)));
-	create_table(FLUSSO_SEED_SCHEMA, index_name, owner, false);
+	if (table_exists(index, true))
+		run(psprintf("DROP TABLE %s", table_name(index, true)));
+	create_table(FLUSSO_SEED_SCHEMA, index, owner, false);
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
 
-void
-sink_shadow_drop(const char *index_name)
+static bool
+table_sink_next_exists(const char *index)
+{
+	return table_exists(index, true);
+}
+
+static void
+table_sink_next_discard(const char *index)
 {
 	CatalogUser saved;
 
+	if (!table_exists(index, true))
+		return;
 	SPI_connect();
 	catalog_become_owner(&saved);
-	run(psprintf("DROP TABLE %s", sink_table_name(index_name, true)));
+	run(psprintf("DROP TABLE %s", table_name(index, true)));
 	catalog_restore_user(&saved);
 	SPI_finish();
-}
-
-/* Is the documents table, or the shadow, of this index there? */
-bool
-sink_table_exists(const char *index_name, bool shadow)
-{
-	return OidIsValid(get_relname_relid(index_name,
-										get_namespace_oid(shadow ? FLUSSO_SEED_SCHEMA : FLUSSO_DOCS_SCHEMA,
-														  false)));
 }
 
 /*
  * The seed is complete: build the shadow's secondary indexes, then put it
- * in the place of the documents table.  Readers see one or the other,
- * never a half-built table: the swap commits with the caller.
+ * in the place of the documents table, with the documents table's grants.
+ * Readers see one or the other, never a half-built table: the swap
+ * commits with the caller.
  */
-void
-sink_shadow_swap(const char *index_name)
+static void
+table_sink_next_swap(const char *index)
 {
-	char	   *shadow = sink_table_name(index_name, true);
+	char	   *shadow = table_name(index, true);
 	CatalogUser saved;
 
 	SPI_connect();
 	catalog_become_owner(&saved);
 	create_secondary_indexes(shadow);
-	if (sink_table_exists(index_name, false))
+	if (table_exists(index, false))
 	{
-		copy_grants(index_name, shadow);
-		run(psprintf("DROP TABLE %s", sink_table_name(index_name, false)));
+		copy_grants(index, shadow);
+		run(psprintf("DROP TABLE %s", table_name(index, false)));
 	}
 	run(psprintf("ALTER TABLE %s SET SCHEMA %s", shadow, quote_identifier(FLUSSO_DOCS_SCHEMA)));
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
 
-void
-sink_table_drop(const char *index_name)
+static void
+table_sink_drop(const char *index)
 {
 	CatalogUser saved;
 
 	SPI_connect();
 	catalog_become_owner(&saved);
-	run(psprintf("DROP TABLE IF EXISTS %s", sink_table_name(index_name, false)));
+	if (table_exists(index, false))
+		run(psprintf("DROP TABLE %s", table_name(index, false)));
 	/* a seed's shadow, maybe created since this transaction's snapshot */
 	AcceptInvalidationMessages();
-	if (sink_table_exists(index_name, true))
-		run(psprintf("DROP TABLE %s", sink_table_name(index_name, true)));
+	if (table_exists(index, true))
+		run(psprintf("DROP TABLE %s", table_name(index, true)));
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
+
+const SinkOps table_sink_ops = {
+	.name = "table",
+	.exists = table_sink_exists,
+	.create = table_sink_create,
+	.drop = table_sink_drop,
+	.write_ctes = table_sink_write_ctes,
+	.truncate = table_sink_truncate,
+	.next_begin = table_sink_next_begin,
+	.next_exists = table_sink_next_exists,
+	.next_discard = table_sink_next_discard,
+	.next_swap = table_sink_next_swap,
+};

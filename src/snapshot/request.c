@@ -23,7 +23,7 @@
 
 #include "index/access.h"
 #include "index/definition.h"
-#include "worker/worker.h"
+#include "common/requests.h"
 
 PG_FUNCTION_INFO_V1(flusso_resnapshot);
 
@@ -52,6 +52,6 @@ flusso_resnapshot(PG_FUNCTION_ARGS)
 	id = SPI_datumTransfer(id, false, UUID_LEN);
 	catalog_restore_user(&saved);
 	SPI_finish();
-	worker_request_at_commit(true);
+	request_worker_at_commit(true);
 	PG_RETURN_DATUM(id);
 }

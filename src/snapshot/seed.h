@@ -14,7 +14,7 @@
 #define FLUSSO_SNAPSHOT_SEED_H
 
 #include "utils/uuid.h"
-#include "worker/engine.h"
+#include "engine/engine.h"
 
 #define UUID_TEXT_LEN (UUID_LEN * 2 + 4 + 1)
 
@@ -23,7 +23,7 @@ typedef enum SeedState
 	SEED_CHUNK_DUE,				/* read the next chunk */
 	SEED_AWAIT_LOW,				/* chunk read: wait for its low watermark */
 	SEED_AWAIT_HIGH,			/* in the window: wait for the high one */
-	SEED_FINISH_DUE				/* all written: index the shadow, swap it in */
+	SEED_FINISH_DUE				/* all written: swap the next generation in */
 } SeedState;
 
 /* One seed in progress; the worker runs one at a time. */
@@ -34,7 +34,6 @@ typedef struct Seed
 	MemoryContext chunk_context;	/* the chunk and the keys it drops */
 	SeedState	state;
 	int			nkeys;			/* root key columns */
-	char	  **key_types;		/* their types, as SQL names */
 	char	  **last_key;		/* cursor: last key written, NULL at start */
 	char	  **max_key;		/* largest key at the start, NULL if none */
 	List	   *chunk;			/* keys read (char ** rows), in key order */
@@ -46,9 +45,11 @@ typedef struct Seed
 } Seed;
 
 extern void seed_mark_resumable(Engine *engine);
-extern EngineIndex *seed_candidate(Engine *engine);
+extern bool seed_wanted(Engine *engine);
 extern Seed *seed_begin(Engine *engine, const char *publication);
 extern void seed_read_chunk(Seed **seed);
+extern bool seed_watermark(Seed **seed, const char *id);
+extern void seed_abandon(Seed **seed, EngineIndex *ei);
 extern bool seed_handle_signals(Engine *engine, Seed **seed, List *signals);
 extern void seed_finish(Seed **seed);
 extern void seed_forget_watermarks(void);

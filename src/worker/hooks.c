@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * hooks.c
- *	  How SQL sessions tell the launcher and the workers what changed:
- *	  an index defined, the last index or the extension dropped, the
- *	  database dropped.
+ *	  The drop hook: DROP EXTENSION has the worker drop its slot and stop
+ *	  (at commit, common/requests.c), a dropped or altered documents table
+ *	  is followed by its index (index/follow.c), and DROP DATABASE has the
+ *	  worker let go of its slot at once.
  *
- * Requests made inside a transaction are carried out when it commits (an
- * aborted CREATE or DROP changes nothing).  DROP DATABASE is different: it
+ * DROP DATABASE cannot wait for commit: it
  * refuses while a logical slot of the database is active, and it checks
  * that before it could commit.  So the drop hook asks the worker to release
  * its slot and exit at once, terminates it if it is busy (in a long
@@ -38,7 +38,8 @@
 
 #include "flusso.h"
 #include "index/follow.h"
-#include "worker/shared.h"
+#include "common/requests.h"
+#include "common/shared.h"
 #include "worker/worker.h"
 
 /* how long DROP DATABASE waits for the worker to let go of its slot */
@@ -48,98 +49,7 @@
 /* and how long the launcher then leaves the database alone */
 #define DROP_DATABASE_HOLD_MS 30000
 
-typedef enum PendingRequest
-{
-	REQUEST_NONE,
-	REQUEST_PROBE,				/* flusso was installed: look at the database */
-	REQUEST_WORKER,				/* an index exists: run a worker */
-	REQUEST_STOP				/* nothing left: drop the slot and stop */
-} PendingRequest;
-
-static PendingRequest pending = REQUEST_NONE;
-static bool callback_registered = false;
-
-/* documents tables dropped (names) or altered in this transaction */
-static List *docs_dropped = NIL;
-static bool docs_altered = false;
 static object_access_hook_type prev_object_access_hook = NULL;
-
-static void
-apply_request(XactEvent event, void *arg)
-{
-	DatabaseEntry *entry;
-	Latch	   *worker_latch = NULL;
-
-	if ((event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) &&
-		(docs_dropped != NIL || docs_altered))
-	{
-		List	   *dropped = docs_dropped;
-		bool		altered = docs_altered;
-
-		/* following may drop a shadow table: that is flusso's own drop */
-		docs_dropped = NIL;
-		docs_altered = false;
-		index_follow_docs_tables(dropped, altered);
-		docs_dropped = NIL;
-		docs_altered = false;
-		return;
-	}
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PREPARE)
-	{
-		docs_dropped = NIL;
-		docs_altered = false;
-	}
-	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
-		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
-		return;
-	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
-		pending != REQUEST_NONE && flusso_shared != NULL)
-	{
-		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-		entry = shared_database(MyDatabaseId, true);
-		if (entry && pending == REQUEST_PROBE)
-		{
-			entry->has_extension = true;
-			entry->probe = true;
-		}
-		else if (entry && pending == REQUEST_WORKER)
-		{
-			entry->has_extension = true;
-			entry->wanted = true;
-			entry->drop_requested = false;
-			entry->hold_until = 0;
-			entry->failures = 0;
-		}
-		else if (entry)
-		{
-			entry->has_extension = false;
-			entry->wanted = false;
-			entry->drop_requested = true;
-			worker_latch = entry->worker_latch;
-		}
-		LWLockRelease(flusso_shared->lock);
-		if (entry == NULL)
-			ereport(WARNING,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("flusso serves at most %d databases", FLUSSO_MAX_DATABASES)));
-		if (worker_latch)
-			SetLatch(worker_latch);
-		shared_wake_launcher();
-	}
-	pending = REQUEST_NONE;
-}
-
-static void
-request_at_commit(PendingRequest request)
-{
-	if (!callback_registered)
-	{
-		RegisterXactCallback(apply_request, NULL);
-		callback_registered = true;
-	}
-	pending = request;
-}
 
 /*
  * flusso_register_database(), called by the install script: CREATE
@@ -151,19 +61,8 @@ PG_FUNCTION_INFO_V1(flusso_register_database);
 Datum
 flusso_register_database(PG_FUNCTION_ARGS)
 {
-	if (pending == REQUEST_NONE)
-		request_at_commit(REQUEST_PROBE);
+	request_probe_at_commit();
 	PG_RETURN_VOID();
-}
-
-/*
- * Ask, at commit, for this database's worker to run (wanted) or to drop
- * its slot and stop.  The last request of the transaction wins.
- */
-void
-worker_request_at_commit(bool wanted)
-{
-	request_at_commit(wanted ? REQUEST_WORKER : REQUEST_STOP);
 }
 
 /* Is the slot of database dboid held by a process? */
@@ -243,33 +142,6 @@ release_database(Oid dboid)
 	}
 }
 
-/*
- * A relation was dropped or altered: if it is a documents table, its index
- * follows at commit (index/follow.c).
- */
-static void
-note_docs_table(ObjectAccessType access, Oid relid)
-{
-	Oid			docs = get_namespace_oid(FLUSSO_DOCS_SCHEMA, true);
-	MemoryContext old;
-
-	if (!OidIsValid(docs) || get_rel_namespace(relid) != docs)
-		return;
-	if (!callback_registered)
-	{
-		RegisterXactCallback(apply_request, NULL);
-		callback_registered = true;
-	}
-	if (access == OAT_POST_ALTER)
-	{
-		docs_altered = true;
-		return;
-	}
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	docs_dropped = lappend(docs_dropped, get_rel_name(relid));
-	MemoryContextSwitchTo(old);
-}
-
 static void
 object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
 {
@@ -277,11 +149,11 @@ object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, voi
 		prev_object_access_hook(access, classId, objectId, subId, arg);
 	if (classId == RelationRelationId && subId == 0 &&
 		(access == OAT_DROP || access == OAT_POST_ALTER))
-		note_docs_table(access, objectId);
+		index_note_docs_table(access == OAT_DROP, objectId);
 	if (access != OAT_DROP)
 		return;
 	if (classId == ExtensionRelationId && objectId == get_extension_oid("flusso", true))
-		worker_request_at_commit(false);
+		request_worker_at_commit(false);
 	else if (classId == DatabaseRelationId)
 		release_database(objectId);
 }

@@ -37,7 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "flusso.h"
-#include "worker/shared.h"
+#include "common/shared.h"
 #include "worker/worker.h"
 
 /*

@@ -23,7 +23,7 @@
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
-#include "worker/shared.h"
+#include "common/shared.h"
 
 PG_FUNCTION_INFO_V1(flusso_status);
 

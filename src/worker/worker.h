@@ -19,11 +19,6 @@ extern PGDLLEXPORT void flusso_probe_main(Datum arg);
 
 extern void launcher_register(void);
 
-/* requests to the launcher and the worker, carried out at commit */
-extern void worker_request_at_commit(bool wanted);
 extern void worker_install_drop_hooks(void);
-
-/* in the worker: lock the extension against DROP EXTENSION, or exit */
-extern void worker_lock_extension(void);
 
 #endif							/* FLUSSO_WORKER_WORKER_H */

@@ -15,7 +15,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
-#include "worker/shared.h"
+#include "common/shared.h"
 
 FlussoShared *flusso_shared = NULL;
 

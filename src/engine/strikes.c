@@ -32,8 +32,8 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 
-#include "worker/shared.h"
-#include "worker/strikes.h"
+#include "common/shared.h"
+#include "engine/strikes.h"
 
 #define STRIKES_DIRECTORY "pg_flusso"
 #define VERSION_LEN 64

@@ -11,8 +11,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_WORKER_SHARED_H
-#define FLUSSO_WORKER_SHARED_H
+#ifndef FLUSSO_COMMON_SHARED_H
+#define FLUSSO_COMMON_SHARED_H
 
 #include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
@@ -95,4 +95,4 @@ extern void shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase 
 							 const char *message);
 extern const char *phase_name(IndexPhase phase);
 
-#endif							/* FLUSSO_WORKER_SHARED_H */
+#endif							/* FLUSSO_COMMON_SHARED_H */

@@ -8,11 +8,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_SINK_CAPTURE_LOG_H
-#define FLUSSO_SINK_CAPTURE_LOG_H
+#ifndef FLUSSO_CDC_CAPTURE_LOG_H
+#define FLUSSO_CDC_CAPTURE_LOG_H
 
 #include "cdc/thin_change.h"
 
 extern void capture_log_write(const ThinChange *change);
 
-#endif							/* FLUSSO_SINK_CAPTURE_LOG_H */
+#endif							/* FLUSSO_CDC_CAPTURE_LOG_H */

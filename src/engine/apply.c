@@ -1,21 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * engine.c
+ * apply.c
  *	  Applies a batch of changes to the documents of every index: resolve
  *	  each change to the root keys it affects (deduplicated per index), then
  *	  one statement per index builds those documents from the current rows
- *	  and writes them to flusso_docs.<index> — upserting what built,
- *	  deleting what built nothing — as the index's owner.
+ *	  and writes them through the index's sinks — documents that built, and
+ *	  deletes for keys that built nothing — as the index's owner.
  *
- * The only place where cdc/ and document/ meet.  An index that cannot be
- * compiled or built is isolated: it goes to phase error with the reason,
- * is marked for re-seeding (its changes are skipped from then on), and the
- * others go on; engine_retry_broken() tells when it builds again.
- *
- * While an index is seeded, its writes go to the seed's shadow table, and
- * the keys its changes resolve to can be captured for the seed to drop
- * from its chunk; engine_build() writes the chunk.  Rows inserted into
- * flusso.signal are handed back to the caller rather than resolved.
+ * The only place where a change batch (cdc/) and a build statement
+ * (document/) meet.  While an index is seeded, its writes go to the next
+ * generation, and the keys its changes resolve to can be captured for the
+ * seed to drop from its chunk; engine_build() writes a chunk.  Rows
+ * inserted into flusso.signal, and the tables the stream says were
+ * rewritten or not covered, are handed back to the caller as signals.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -23,32 +20,20 @@
  */
 #include "postgres.h"
 
-#include "catalog/namespace.h"
-#include "common/hashfn.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
-#include "lib/stringinfo.h"
-#include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "check/ready.h"
 #include "check/tables.h"
-#include "common/attempt.h"
-#include "document/build.h"
 #include "document/docid.h"
-#include "document/resolve.h"
-#include "document/search.h"
 #include "document/session.h"
-#include "index/access.h"
-#include "sink/table_sink.h"
-#include "worker/engine.h"
-#include "worker/shared.h"
-#include "worker/strikes.h"
+#include "engine/engine_index.h"
+#include "engine/strikes.h"
 
 /*
  * A document to rebuild: its id and, for composite keys, the parts.  The
@@ -85,265 +70,6 @@ typedef struct ApplyState
 	bool		rebuild_all;
 	int64		written;
 } ApplyState;
-
-/*
- * Isolate an index that failed: phase error with the reason, skipped from
- * now on, and marked for re-seeding in the caller's transaction, since
- * the changes it skips are lost to it.
- */
-void
-engine_index_failed(EngineIndex *ei, const char *message)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(ei->index->name)};
-	DatabaseEntry *entry;
-
-	ereport(WARNING,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("flusso index \"%s\" stopped: %s", ei->index->name, message),
-			 errdetail("Its documents are no longer kept up to date; the others go on."),
-			 errhint("Fix what flusso_check() reports; the index is then seeded again.")));
-	ei->broken = true;
-	ei->capture = false;
-	ei->shadow = false;
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	entry = shared_database(MyDatabaseId, false);
-	if (entry)
-	{
-		shared_set_phase(entry, ei->index->name, PHASE_ERROR, message);
-		shared_record_error(entry, psprintf("index \"%s\": %s", ei->index->name, message));
-	}
-	LWLockRelease(flusso_shared->lock);
-
-	/* a seed in progress cannot resume: the changes skipped miss its shadow */
-	if (sink_table_exists(ei->index->name, true))
-		sink_shadow_drop(ei->index->name);
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE ||
-		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not mark index \"%s\" for seeding", ei->index->name);
-	SPI_finish();
-}
-
-/*
- * Run action(arg), a piece of work on one index, in a subtransaction.  If
- * it fails, the index is isolated with the reason (prefixed by what, when
- * given) as flusso_status() may show it to any flusso_admin member: an
- * error that may quote a row value is logged whole and shown by its
- * SQLSTATE (common/attempt.c).  While it runs, the index is in hand
- * (strikes.c): should the worker die, the index is blamed.
- */
-bool
-engine_attempt(EngineIndex *ei, const char *what, void (*action) (void *arg), void *arg)
-{
-	ErrorData  *error;
-	bool		ok;
-	char	   *shown;
-
-	strikes_begin(ei->index->name, ei->index->version);
-	ok = attempt_error(action, arg, &error);
-	strikes_end();
-	if (ok)
-		return true;
-	shown = attempt_message_for_status(error);
-	if (strcmp(shown, error->message) != 0)
-		ereport(LOG,
-				(errmsg("flusso index \"%s\": %s%s%s", ei->index->name,
-						what ? what : "", what ? ": " : "", error->message)));
-	engine_index_failed(ei, what ? psprintf("%s: %s", what, shown) : shown);
-	return false;
-}
-
-/*
- * Everything an index needs to be built, from the live catalog: what it
- * reads (checked as flusso_check() checks it), its build statement, its
- * resolution rules and its write statements.
- */
-static void
-compile_index(void *arg)
-{
-	EngineIndex *ei = arg;
-	int			ids;
-
-	ei->reads = check_index_ready(ei->index);
-	ei->query = doc_build_query(ei->index->schema);
-	ei->resolver = doc_compile_resolver(ei->index->schema);
-	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
-	for (int shadow = 0; shadow < 2; shadow++)
-		ei->apply_sql[shadow] =
-			sink_table_write_sql(ei->index->name, shadow, ei->query->sql,
-								 doc_search_expr(ei->index->schema, "built.doc"), ids);
-}
-
-/* names, versions and owners, in order: a change of any reloads the engine */
-char *
-engine_signature(void)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	SPI_connect();
-	if (SPI_execute("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid) FROM flusso.index ORDER BY name",
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
-	for (uint64 i = 0; i < SPI_processed; i++)
-		appendStringInfo(&buf, "%s;", SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
-	return buf.data;
-}
-
-static void
-add_columns(List **specs, const ResolveRule *rule)
-{
-	ListCell   *lc;
-	char	   *prefix = psprintf("%s.%s:", rule->nspname, rule->relname);
-	int			prefix_len = strlen(prefix);
-
-	foreach(lc, *specs)
-	{
-		char	   *spec = lfirst(lc);
-
-		if (strncmp(spec, prefix, prefix_len) == 0)
-		{
-			ListCell   *cc;
-
-			foreach(cc, rule->columns)
-			{
-				char	   *col = lfirst(cc);
-				char	   *padded = psprintf(",%s,", spec + prefix_len);
-
-				if (strstr(padded, psprintf(",%s,", col)) == NULL)
-					spec = psprintf("%s,%s", spec, col);
-			}
-			lfirst(lc) = spec;
-			return;
-		}
-	}
-	{
-		StringInfoData buf;
-		ListCell   *cc;
-
-		initStringInfo(&buf);
-		appendStringInfoString(&buf, prefix);
-		foreach(cc, rule->columns)
-			appendStringInfo(&buf, "%s%s", cc == list_head(rule->columns) ? "" : ",",
-							 (char *) lfirst(cc));
-		*specs = lappend(*specs, buf.data);
-	}
-}
-
-/* The names of the indexes flusso.index marks for seeding. */
-static List *
-indexes_to_seed(void)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	List	   *names = NIL;
-
-	SPI_connect();
-	if (SPI_execute("SELECT name FROM flusso.index WHERE needs_seed", true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
-	MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
-	return names;
-}
-
-static bool
-list_has_string(List *list, const char *s)
-{
-	ListCell   *lc;
-
-	foreach(lc, list)
-	{
-		if (strcmp(lfirst(lc), s) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* Is the index there now?  Its row stays locked until the transaction ends. */
-static bool
-index_still_there(const char *name)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-	bool		there;
-
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR SHARE",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read index \"%s\"", name);
-	there = SPI_processed == 1;
-	SPI_finish();
-	return there;
-}
-
-/* Load and compile every index, in a transaction, in the current context. */
-Engine *
-engine_load(const char *publication)
-{
-	Engine	   *engine = palloc0(sizeof(Engine));
-	List	   *specs = NIL;
-	List	   *to_seed = indexes_to_seed();
-	ListCell   *lc;
-
-	engine->signature = engine_signature();
-	engine->signal_relid = get_relname_relid("signal", get_namespace_oid(FLUSSO_SCHEMA, false));
-	engine->plugin_options = list_make2(makeDefElem("publication",
-													(Node *) makeString(pstrdup(publication)), -1),
-										makeDefElem("columns",
-													(Node *) makeString("flusso.signal:id,kind,index_name"), -1));
-	foreach(lc, index_load_all())
-	{
-		EngineIndex *ei = palloc0(sizeof(EngineIndex));
-		ListCell   *rc;
-
-		ei->index = lfirst(lc);
-		ei->needs_seed = list_has_string(to_seed, ei->index->name);
-		/*
-		 * A restore brings definitions, not the extension's tables; an index
-		 * dropped since it was read keeps its table dropped.
-		 */
-		if (!sink_table_exists(ei->index->name, false) && index_still_there(ei->index->name))
-			sink_table_ensure(ei->index->name, ei->index->owner);
-		if (strikes_of(ei->index->name, ei->index->version) >= STRIKES_LIMIT)
-		{
-			ei->set_aside = true;
-			engine_index_failed(ei, psprintf("the worker died %d times in a row while working on this index, which is set aside until its definition is replaced or flusso_resnapshot() is called",
-											 STRIKES_LIMIT));
-		}
-		else if (!engine_attempt(ei, NULL, compile_index, ei))
-			;
-		else
-		{
-			foreach(rc, ei->resolver->rules)
-				add_columns(&specs, lfirst(rc));
-		}
-		engine->indexes = lappend(engine->indexes, ei);
-	}
-	foreach(lc, specs)
-		engine->plugin_options = lappend(engine->plugin_options,
-										 makeDefElem("columns", (Node *) makeString(lfirst(lc)), -1));
-	return engine;
-}
-
-EngineIndex *
-engine_index(Engine *engine, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, engine->indexes)
-	{
-		EngineIndex *ei = lfirst(lc);
-
-		if (strcmp(ei->index->name, name) == 0)
-			return ei;
-	}
-	return NULL;
-}
 
 static void
 add_key(ApplyState *st, char **parts)
@@ -479,7 +205,7 @@ write_slice(EngineIndex *ei, Datum **parts, Datum *ids, int n)
 	values[q->nparams + nkeys] = PointerGetDatum(construct_array(ids, n, TEXTOID,
 																 -1, false, TYPALIGN_INT));
 	types[q->nparams + nkeys] = TEXTARRAYOID;
-	if (SPI_execute_with_args(ei->apply_sql[ei->shadow], nargs, types, values,
+	if (SPI_execute_with_args(ei->apply_sql[ei->next], nargs, types, values,
 							  NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
 	written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -550,10 +276,8 @@ apply_index(void *arg)
 			add_key(st, parts);
 		}
 	}
-	if (st->truncate_root &&
-		SPI_execute(psprintf("DELETE FROM %s", sink_table_name(ei->index->name, ei->shadow)),
-					false, 0) < 0)
-		elog(ERROR, "could not empty the documents of index \"%s\"", ei->index->name);
+	if (st->truncate_root)
+		sink_truncate(ei->sink, ei->next);
 
 	/* build and write the set a slice at a time: statements stay small */
 	hash_seq_init(&scan, st->keys);
@@ -849,58 +573,3 @@ engine_build(EngineIndex *ei, List *keys, int64 *written)
 	return !ei->broken;
 }
 
-/* Compile an index again and prepare its statement as its owner. */
-static void
-probe_index(void *arg)
-{
-	EngineIndex *ei = arg;
-
-	compile_index(ei);
-	check_index_statements(ei->index, ei->query, ei->resolver, ei->apply_sql[0]);
-}
-
-/* The index made durable progress: the worker's deaths are forgiven it. */
-void
-engine_progressed(EngineIndex *ei)
-{
-	strikes_progressed(ei->index->name);
-}
-
-/*
- * A user asked for the index again (flusso_resnapshot): if the worker kept
- * dying on it, give it another chance; engine_retry_broken() then tries it.
- */
-void
-engine_forgive(EngineIndex *ei)
-{
-	if (!ei->set_aside)
-		return;
-	strikes_forget(ei->index->name);
-	ei->set_aside = false;
-}
-
-/*
- * Does any isolated index compile and prepare again (its table or column
- * is back, its filter fixed)?  Runs in the caller's transaction.  The
- * caller restarts the engine, which seeds it: the changes it skipped are
- * lost to it.
- */
-bool
-engine_retry_broken(Engine *engine)
-{
-	ListCell   *lc;
-
-	foreach(lc, engine->indexes)
-	{
-		EngineIndex *ei = lfirst(lc);
-		EngineIndex probe = {0};
-		char	   *failure;
-
-		if (!ei->broken || ei->set_aside)
-			continue;
-		probe.index = ei->index;
-		if (attempt(probe_index, &probe, &failure))
-			return true;
-	}
-	return false;
-}

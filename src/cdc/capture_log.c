@@ -20,7 +20,7 @@
 #include "utils/json.h"
 #include "utils/pg_lsn.h"
 
-#include "sink/capture_log.h"
+#include "cdc/capture_log.h"
 
 static SPIPlanPtr insert_plan = NULL;
 

@@ -9,8 +9,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_WORKER_STRIKES_H
-#define FLUSSO_WORKER_STRIKES_H
+#ifndef FLUSSO_ENGINE_STRIKES_H
+#define FLUSSO_ENGINE_STRIKES_H
 
 /* deaths while working on one index before it is set aside */
 #define STRIKES_LIMIT 3
@@ -25,4 +25,4 @@ extern void strikes_healthy(void);
 extern int	strikes_of(const char *index_name, const char *version);
 extern void strikes_forget(const char *index_name);
 
-#endif							/* FLUSSO_WORKER_STRIKES_H */
+#endif							/* FLUSSO_ENGINE_STRIKES_H */

@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * requests.c
+ *	  What SQL sessions ask of the launcher and the worker of their
+ *	  database: look at the database (the extension was installed), run a
+ *	  worker (an index exists), or drop the slot and stop (the last index or
+ *	  the extension was dropped).  A request made inside a transaction is
+ *	  carried out, through shared memory, when it commits: an aborted
+ *	  CREATE or DROP changes nothing.  The last request of a transaction
+ *	  wins.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+
+#include "common/requests.h"
+#include "common/shared.h"
+
+typedef enum PendingRequest
+{
+	REQUEST_NONE,
+	REQUEST_PROBE,				/* flusso was installed: look at the database */
+	REQUEST_WORKER,				/* an index exists: run a worker */
+	REQUEST_STOP				/* nothing left: drop the slot and stop */
+} PendingRequest;
+
+static PendingRequest pending = REQUEST_NONE;
+static bool callback_registered = false;
+
+static void
+carry_out(XactEvent event, void *arg)
+{
+	DatabaseEntry *entry;
+	Latch	   *worker_latch = NULL;
+
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
+		return;
+	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
+		pending != REQUEST_NONE && flusso_shared != NULL)
+	{
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		entry = shared_database(MyDatabaseId, true);
+		if (entry && pending == REQUEST_PROBE)
+		{
+			entry->has_extension = true;
+			entry->probe = true;
+		}
+		else if (entry && pending == REQUEST_WORKER)
+		{
+			entry->has_extension = true;
+			entry->wanted = true;
+			entry->drop_requested = false;
+			entry->hold_until = 0;
+			entry->failures = 0;
+		}
+		else if (entry)
+		{
+			entry->has_extension = false;
+			entry->wanted = false;
+			entry->drop_requested = true;
+			worker_latch = entry->worker_latch;
+		}
+		LWLockRelease(flusso_shared->lock);
+		if (entry == NULL)
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("flusso serves at most %d databases", FLUSSO_MAX_DATABASES)));
+		if (worker_latch)
+			SetLatch(worker_latch);
+		shared_wake_launcher();
+	}
+	pending = REQUEST_NONE;
+}
+
+static void
+request_at_commit(PendingRequest request)
+{
+	if (!callback_registered)
+	{
+		RegisterXactCallback(carry_out, NULL);
+		callback_registered = true;
+	}
+	pending = request;
+}
+
+/* Have the launcher look at this database, unless more was asked. */
+void
+request_probe_at_commit(void)
+{
+	if (pending == REQUEST_NONE)
+		request_at_commit(REQUEST_PROBE);
+}
+
+/* Have this database's worker run (wanted), or drop its slot and stop. */
+void
+request_worker_at_commit(bool wanted)
+{
+	request_at_commit(wanted ? REQUEST_WORKER : REQUEST_STOP);
+}

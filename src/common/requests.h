@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * requests.h
+ *	  What SQL sessions ask of the launcher and the worker of their
+ *	  database, carried out when the transaction commits.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_COMMON_REQUESTS_H
+#define FLUSSO_COMMON_REQUESTS_H
+
+extern void request_probe_at_commit(void);
+extern void request_worker_at_commit(bool wanted);
+
+#endif							/* FLUSSO_COMMON_REQUESTS_H */

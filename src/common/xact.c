@@ -1,0 +1,65 @@
+/*-------------------------------------------------------------------------
+ *
+ * xact.c
+ *	  The one way flusso's background workers open and close a transaction:
+ *	  its start reported (so pg_stat_activity.xact_start tells how long it
+ *	  has been open), a snapshot active while it runs.
+ *
+ * A transaction that reads or writes flusso's tables share-locks the
+ * extension first, so that a concurrent DROP EXTENSION, which locks the
+ * extension before anything else, waits for it instead of deadlocking
+ * with it; when the extension is gone meanwhile, no transaction is left
+ * open and the caller is told, to return to its loop, which decides what
+ * to do.  A transaction about to read what other transactions committed
+ * waits for them to leave the proc array before it takes its snapshot: a
+ * commit is decoded before it is visible.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "storage/lmgr.h"
+#include "utils/snapmgr.h"
+
+#include "common/xact.h"
+
+/*
+ * Start a transaction with a snapshot.  With lock_extension, false (and no
+ * transaction) when the extension was dropped.  The snapshot is taken once
+ * the nwait transactions of wait_for have ended.
+ */
+bool
+xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (lock_extension)
+	{
+		Oid			extension = get_extension_oid("flusso", true);
+
+		if (OidIsValid(extension))
+			LockDatabaseObject(ExtensionRelationId, extension, 0, AccessShareLock);
+		if (!OidIsValid(extension) || get_extension_name(extension) == NULL)
+		{
+			AbortCurrentTransaction();
+			return false;
+		}
+	}
+	for (int i = 0; i < nwait; i++)
+		XactLockTableWait(wait_for[i], NULL, NULL, XLTW_None);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	return true;
+}
+
+/* Commit the transaction xact_begin() started. */
+void
+xact_commit(void)
+{
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}

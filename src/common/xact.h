@@ -1,0 +1,16 @@
+/*-------------------------------------------------------------------------
+ *
+ * xact.h
+ *	  The one way flusso's background workers open and close a transaction.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_COMMON_XACT_H
+#define FLUSSO_COMMON_XACT_H
+
+extern bool xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait);
+extern void xact_commit(void);
+
+#endif							/* FLUSSO_COMMON_XACT_H */

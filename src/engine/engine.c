@@ -1,0 +1,404 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.c
+ *	  Loads and compiles every index of the database: what it reads (as
+ *	  flusso_check() checks it), its build statement, its resolution rules,
+ *	  its sinks and the statements that write to them; and isolates an index
+ *	  that fails.
+ *
+ * An index that cannot be compiled or built goes to phase error with the
+ * reason, is marked for re-seeding (its changes are skipped from then on),
+ * and the others go on; engine_retry_broken() tells when it builds again.
+ * Work on one index runs in engine_attempt(), which isolates it on
+ * failure and keeps it in hand for strikes.c while it runs.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "common/hashfn.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "cdc/options.h"
+#include "check/ready.h"
+#include "check/tables.h"
+#include "common/attempt.h"
+#include "document/build.h"
+#include "document/docid.h"
+#include "document/resolve.h"
+#include "document/search.h"
+#include "document/session.h"
+#include "index/access.h"
+#include "sink/sink.h"
+#include "engine/engine_index.h"
+#include "common/shared.h"
+#include "engine/strikes.h"
+
+/*
+ * Isolate an index that failed: phase error with the reason, skipped from
+ * now on, and marked for re-seeding in the caller's transaction, since
+ * the changes it skips are lost to it.
+ */
+void
+engine_index_failed(EngineIndex *ei, const char *message)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(ei->index->name)};
+	DatabaseEntry *entry;
+
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("flusso index \"%s\" stopped: %s", ei->index->name, message),
+			 errdetail("Its documents are no longer kept up to date; the others go on."),
+			 errhint("Fix what flusso_check() reports; the index is then seeded again.")));
+	ei->broken = true;
+	ei->capture = false;
+	ei->next = false;
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	if (entry)
+	{
+		shared_set_phase(entry, ei->index->name, PHASE_ERROR, message);
+		shared_record_error(entry, psprintf("index \"%s\": %s", ei->index->name, message));
+	}
+	LWLockRelease(flusso_shared->lock);
+
+	/* a seed in progress cannot resume: the changes skipped miss its shadow */
+	sink_next_discard(ei->sink);
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE ||
+		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not mark index \"%s\" for seeding", ei->index->name);
+	SPI_finish();
+}
+
+/*
+ * Run action(arg), a piece of work on one index, in a subtransaction.  If
+ * it fails, the index is isolated with the reason (prefixed by what, when
+ * given) as flusso_status() may show it to any flusso_admin member: an
+ * error that may quote a row value is logged whole and shown by its
+ * SQLSTATE (common/attempt.c).  While it runs, the index is in hand
+ * (strikes.c): should the worker die, the index is blamed.
+ */
+bool
+engine_attempt(EngineIndex *ei, const char *what, void (*action) (void *arg), void *arg)
+{
+	ErrorData  *error;
+	bool		ok;
+	char	   *shown;
+
+	strikes_begin(ei->index->name, ei->index->version);
+	ok = attempt_error(action, arg, &error);
+	strikes_end();
+	if (ok)
+		return true;
+	shown = attempt_message_for_status(error);
+	if (strcmp(shown, error->message) != 0)
+		ereport(LOG,
+				(errmsg("flusso index \"%s\": %s%s%s", ei->index->name,
+						what ? what : "", what ? ": " : "", error->message)));
+	engine_index_failed(ei, what ? psprintf("%s: %s", what, shown) : shown);
+	return false;
+}
+
+/*
+ * Everything an index needs to be built, from the live catalog: what it
+ * reads (checked as flusso_check() checks it), its build statement, its
+ * resolution rules and its write statements.
+ */
+static void
+compile_index(void *arg)
+{
+	EngineIndex *ei = arg;
+	int			ids;
+
+	ei->reads = check_index_ready(ei->index);
+	ei->query = doc_build_query(ei->index->schema);
+	ei->resolver = doc_compile_resolver(ei->index->schema);
+	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
+	for (int next = 0; next < 2; next++)
+		ei->apply_sql[next] = sink_write_sql(ei->sink, next, ei->query->sql, ids);
+}
+
+/* names, versions and owners, in order: a change of any reloads the engine */
+static char *
+engine_signature(void)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	SPI_connect();
+	if (SPI_execute("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid) FROM flusso.index ORDER BY name",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.index");
+	for (uint64 i = 0; i < SPI_processed; i++)
+		appendStringInfo(&buf, "%s;", SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return buf.data;
+}
+
+/* The names of the indexes flusso.index marks for seeding. */
+static List *
+indexes_to_seed(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *names = NIL;
+
+	SPI_connect();
+	if (SPI_execute("SELECT name FROM flusso.index WHERE needs_seed", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.index");
+	MemoryContextSwitchTo(caller);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return names;
+}
+
+static bool
+list_has_string(List *list, const char *s)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		if (strcmp(lfirst(lc), s) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Is the index there now?  Its row stays locked until the transaction ends. */
+static bool
+index_still_there(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	bool		there;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR SHARE",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read index \"%s\"", name);
+	there = SPI_processed == 1;
+	SPI_finish();
+	return there;
+}
+
+/* Load and compile every index, in a transaction, in the current context. */
+Engine *
+engine_load(const char *publication)
+{
+	Engine	   *engine = palloc0(sizeof(Engine));
+	List	   *specs = NIL;
+	List	   *to_seed = indexes_to_seed();
+	ListCell   *lc;
+
+	engine->signature = engine_signature();
+	engine->signal_relid = get_relname_relid("signal", get_namespace_oid(FLUSSO_SCHEMA, false));
+	cdc_columns_add(&specs, FLUSSO_SCHEMA, "signal",
+					list_make3("id", "kind", "index_name"));
+	foreach(lc, index_load_all())
+	{
+		EngineIndex *ei = palloc0(sizeof(EngineIndex));
+		ListCell   *rc;
+
+		ei->index = lfirst(lc);
+		ei->needs_seed = list_has_string(to_seed, ei->index->name);
+		/*
+		 * A restore brings definitions, not the extension's tables; an index
+		 * dropped since it was read keeps its table dropped.
+		 */
+		ei->sink = sink_for_index(ei->index->name, ei->index->owner, ei->index->schema);
+		if (sink_missing(ei->sink) && index_still_there(ei->index->name))
+			sink_create(ei->sink);
+		if (strikes_of(ei->index->name, ei->index->version) >= STRIKES_LIMIT)
+		{
+			ei->set_aside = true;
+			engine_index_failed(ei, psprintf("the worker died %d times in a row while working on this index, which is set aside until its definition is replaced or flusso_resnapshot() is called",
+											 STRIKES_LIMIT));
+		}
+		else if (!engine_attempt(ei, NULL, compile_index, ei))
+			;
+		else
+		{
+			foreach(rc, ei->resolver->rules)
+			{
+				ResolveRule *rule = lfirst(rc);
+
+				cdc_columns_add(&specs, rule->nspname, rule->relname, rule->columns);
+			}
+		}
+		engine->indexes = lappend(engine->indexes, ei);
+	}
+	engine->plugin_options = cdc_plugin_options(publication, specs);
+	return engine;
+}
+
+/* Was the engine compiled from the definitions the catalog holds now? */
+bool
+engine_is_current(Engine *engine)
+{
+	return strcmp(engine_signature(), engine->signature) == 0;
+}
+
+/* The output plugin's options: the columns every index needs. */
+List *
+engine_plugin_options(Engine *engine)
+{
+	return engine->plugin_options;
+}
+
+/* flusso.signal, whose rows the stream hands back as signals */
+Oid
+engine_signal_relid(Engine *engine)
+{
+	return engine->signal_relid;
+}
+
+/* Once loaded: each index live, waiting to be seeded, or in error. */
+void
+engine_report_phases(Engine *engine)
+{
+	DatabaseEntry *entry;
+	ListCell   *lc;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (entry && !ei->broken)
+			shared_set_phase(entry, ei->index->name,
+							 ei->needs_seed ? PHASE_SNAPSHOT : PHASE_LIVE, NULL);
+	}
+	LWLockRelease(flusso_shared->lock);
+}
+
+/* The index that needs seeding and can be built, after after (or first). */
+EngineIndex *
+engine_next_to_seed(Engine *engine, EngineIndex *after)
+{
+	ListCell   *lc;
+	bool		past = after == NULL;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (past && ei->needs_seed && !ei->broken)
+			return ei;
+		past |= ei == after;
+	}
+	return NULL;
+}
+
+const char *
+engine_index_name(const EngineIndex *ei)
+{
+	return ei->index->name;
+}
+
+const char *
+engine_index_version(const EngineIndex *ei)
+{
+	return ei->index->version;
+}
+
+bool
+engine_index_broken(const EngineIndex *ei)
+{
+	return ei->broken;
+}
+
+bool
+engine_index_needs_seed(const EngineIndex *ei)
+{
+	return ei->needs_seed;
+}
+
+EngineIndex *
+engine_index(Engine *engine, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (strcmp(ei->index->name, name) == 0)
+			return ei;
+	}
+	return NULL;
+}
+
+/* Compile an index again and prepare its statement as its owner. */
+static void
+probe_index(void *arg)
+{
+	EngineIndex *ei = arg;
+
+	compile_index(ei);
+	check_index_statements(ei->index, ei->query, ei->resolver, ei->apply_sql[0]);
+}
+
+/* The index made durable progress: the worker's deaths are forgiven it. */
+void
+engine_progressed(EngineIndex *ei)
+{
+	strikes_progressed(ei->index->name);
+}
+
+/*
+ * A user asked for the index again (flusso_resnapshot): if the worker kept
+ * dying on it, give it another chance; engine_retry_broken() then tries it.
+ */
+void
+engine_forgive(EngineIndex *ei)
+{
+	if (!ei->set_aside)
+		return;
+	strikes_forget(ei->index->name);
+	ei->set_aside = false;
+}
+
+/*
+ * Does any isolated index compile and prepare again (its table or column
+ * is back, its filter fixed)?  Runs in the caller's transaction.  The
+ * caller restarts the engine, which seeds it: the changes it skipped are
+ * lost to it.
+ */
+bool
+engine_retry_broken(Engine *engine)
+{
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		EngineIndex probe = {0};
+		char	   *failure;
+
+		if (!ei->broken || ei->set_aside)
+			continue;
+		probe.index = ei->index;
+		probe.sink = ei->sink;
+		if (attempt(probe_index, &probe, &failure))
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,50 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine_index.h
+ *	  What the engine holds of the database's indexes; seen only by the
+ *	  files of src/engine/.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_ENGINE_ENGINE_INDEX_H
+#define FLUSSO_ENGINE_ENGINE_INDEX_H
+
+#include "document/build.h"
+#include "document/resolve.h"
+#include "engine/engine.h"
+#include "index/definition.h"
+#include "sink/sink.h"
+
+struct EngineIndex
+{
+	StoredIndex *index;
+	IndexSink  *sink;			/* where its documents go */
+	DocumentQuery *query;
+	IndexResolver *resolver;
+	char	   *apply_sql[2];	/* writing to the current, the next generation */
+	bool		next;			/* a seed runs: write to the next generation */
+	bool		needs_seed;		/* as flusso.index said when loaded */
+	bool		broken;			/* could not compile or build: skipped */
+	bool		set_aside;		/* the worker kept dying on it: not retried */
+	List	   *reads;			/* TableUse: what it reads, and which columns */
+
+	/*
+	 * While capture is set, the keys every change resolves to are appended
+	 * to captured (char ** rows of key parts), in capture_context.
+	 */
+	bool		capture;
+	List	   *captured;
+	MemoryContext capture_context;
+};
+
+struct Engine
+{
+	List	   *indexes;		/* EngineIndex */
+	char	   *signature;		/* names, versions, owners it was loaded for */
+	List	   *plugin_options; /* DefElem: the columns each table must emit */
+	Oid			signal_relid;	/* flusso.signal */
+};
+
+#endif							/* FLUSSO_ENGINE_ENGINE_INDEX_H */

@@ -1,0 +1,160 @@
+/*-------------------------------------------------------------------------
+ *
+ * signals.c
+ *	  Acts on the signals a batch of the stream ended with: a seed's
+ *	  watermarks, a re-snapshot request (a row of flusso.signal, seen in
+ *	  stream order), and what the stream says of a table an index reads (it
+ *	  was rewritten, or changed while the publication did not cover it),
+ *	  which has the index seeded again.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "common/shared.h"
+#include "common/xact.h"
+#include "snapshot/seed.h"
+
+/* Run a statement about index name with the name as $1. */
+static void
+execute(const char *sql, int expected, const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != expected)
+		elog(ERROR, "could not run \"%s\"", sql);
+}
+
+/* The phase of an index, and what flusso_status() shows beside it. */
+static void
+set_phase(const char *name, IndexPhase phase, const char *message)
+{
+	DatabaseEntry *entry;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	if (entry)
+		shared_set_phase(entry, name, phase, message);
+	LWLockRelease(flusso_shared->lock);
+}
+
+/*
+ * Say why an index will be seeded again: asked for, a table it reads was
+ * rewritten, or changed while the publication did not cover it.  In the
+ * last case the index is in phase error until the seed can begin, which
+ * is once the publication covers every table it reads again.
+ */
+static void
+announce(EngineIndex *ei, const Signal *signal)
+{
+	const char *name = engine_index_name(ei);
+
+	if (strcmp(signal->kind, SIGNAL_RESNAPSHOT) == 0)
+	{
+		/* the worker may have kept dying on it: the user asks again */
+		engine_forgive(ei);
+		ereport(LOG, (errmsg("flusso: re-snapshot of index \"%s\" requested", name)));
+	}
+	else if (strcmp(signal->kind, SIGNAL_REWRITE) == 0)
+		ereport(LOG,
+				(errmsg("flusso: table %s was rewritten, so index \"%s\" will be seeded again",
+						signal->table, name)));
+	else
+	{
+		char	   *message = psprintf("changes to table %s were not published, so they are lost to this index; it is seeded again once the publication covers every table it reads",
+									   signal->table);
+
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flusso index \"%s\": %s", name, message)));
+		set_phase(name, PHASE_ERROR, message);
+	}
+}
+
+/* Mark the index of a signal for seeding, abandoning a seed of it. */
+static void
+seed_again(Engine *engine, Seed **seed, const Signal *signal)
+{
+	EngineIndex *ei = engine_index(engine, signal->index_name);
+
+	if (ei == NULL)
+	{
+		/* its index was dropped since */
+		if (signal->id)
+			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1",
+					SPI_OK_DELETE, signal->id);
+		return;
+	}
+	execute("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
+			SPI_OK_UPDATE, signal->index_name);
+	execute("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
+			SPI_OK_DELETE, signal->index_name);
+	seed_abandon(seed, ei);
+	engine_needs_seed(ei, true);
+	announce(ei, signal);
+}
+
+/*
+ * Act on the signals a batch ended with, in the batch's transaction, after
+ * its changes were applied.  A re-snapshot request, a rewrite of a table
+ * an index reads, or a change the publication did not cover marks the
+ * index for seeding and abandons a seed of it in progress, which starts
+ * again; a request itself is deleted when that seed completes.  True when
+ * a table was rewritten: the caller compiles the indexes again.
+ */
+bool
+seed_handle_signals(Engine *engine, Seed **seed, List *signals)
+{
+	bool		reload = false;
+	ListCell   *lc;
+
+	SPI_connect();
+	foreach(lc, signals)
+	{
+		Signal	   *signal = lfirst(lc);
+
+		if (strcmp(signal->kind, SIGNAL_RESNAPSHOT) == 0 ||
+			strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
+			strcmp(signal->kind, SIGNAL_UNCOVERED) == 0)
+		{
+			seed_again(engine, seed, signal);
+			/* its columns may read differently now: compile it again */
+			reload |= strcmp(signal->kind, SIGNAL_REWRITE) == 0;
+		}
+		else if (!seed_watermark(seed, signal->id))
+		{
+			/* a watermark of an earlier run, or of a seed abandoned */
+			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
+					"AND kind OPERATOR(pg_catalog.=) ANY (ARRAY['" SIGNAL_LOW "', '" SIGNAL_HIGH "'])",
+					SPI_OK_DELETE, signal->id);
+		}
+	}
+	SPI_finish();
+	return reload;
+}
+
+/* Watermarks of an earlier run count for nothing: delete them. */
+void
+seed_forget_watermarks(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (!xact_begin(true, NULL, 0))
+		return;
+	SPI_connect();
+	if (SPI_execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) "
+					"ANY (ARRAY['" SIGNAL_LOW "', '" SIGNAL_HIGH "'])",
+					false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete old watermarks");
+	SPI_finish();
+	xact_commit();
+	MemoryContextSwitchTo(caller);
+}

@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * slot_record.c
+ *	  flusso.stream remembers that the database's slot was created, and is
+ *	  emptied when flusso drops the slot on purpose (the last index gone).
+ *	  So a slot missing while the record says it was made was lost behind
+ *	  flusso's back (dropped by hand, invalidated): changes may be lost,
+ *	  which is reported loudly and has every index seeded again.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "common/xact.h"
+#include "worker/slot_record.h"
+
+/* Was a slot made for this database, and not dropped on purpose since? */
+bool
+slot_record_exists(void)
+{
+	bool		existed;
+
+	(void) xact_begin(false, NULL, 0);
+	SPI_connect();
+	if (SPI_execute("SELECT 1 FROM flusso.stream", true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.stream");
+	existed = SPI_processed > 0;
+	SPI_finish();
+	xact_commit();
+	return existed;
+}
+
+/* The slot was created: remember it. */
+void
+slot_record_save(const char *slot_name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(slot_name)};
+
+	(void) xact_begin(false, NULL, 0);
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO flusso.stream (slot_name) VALUES ($1) "
+							  "ON CONFLICT (slot_name) DO UPDATE SET created_at = pg_catalog.now()",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the flusso slot");
+	SPI_finish();
+	xact_commit();
+}
+
+/*
+ * The slot is about to be dropped on purpose: forget it was made, so that
+ * the next worker creates one without taking it for lost.  Forgotten
+ * first: a crash in between then costs a slot that is found and used, not
+ * a false alarm.  Nothing to forget when the extension is gone.
+ */
+void
+slot_record_forget(void)
+{
+	(void) xact_begin(false, NULL, 0);
+	if (OidIsValid(get_extension_oid("flusso", true)))
+	{
+		SPI_connect();
+		if (SPI_execute("DELETE FROM flusso.stream", false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not forget the flusso slot");
+		SPI_finish();
+	}
+	xact_commit();
+}
+
+/* The slot was lost: say so, and have every index seeded again. */
+void
+slot_record_lost(DatabaseEntry *entry, const char *slot_name)
+{
+	char	   *message = psprintf("replication slot \"%s\" was missing or invalidated and has been created again; changes made meanwhile may be lost, so every index will be seeded again",
+								   slot_name);
+
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("%s", message)));
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	shared_record_error(entry, message);
+	LWLockRelease(flusso_shared->lock);
+
+	(void) xact_begin(false, NULL, 0);
+	SPI_connect();
+	/* and from the start: the changes lost never reached any shadow */
+	if (SPI_execute("UPDATE flusso.index SET needs_seed = true", false, 0) != SPI_OK_UPDATE ||
+		SPI_execute("DELETE FROM flusso.seed", false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not mark flusso indexes for re-seeding");
+	SPI_finish();
+	xact_commit();
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+#
+# layout.sh: the dependencies allowed between the folders of src/, checked
+# on the #include lines (the tests run it first):
+#
+#   - no cycle between folders;
+#   - src/schema/ includes nothing else of the tree (it builds as frontend
+#     code too, for the fuzzer);
+#   - cdc/ and document/ never include each other, and only engine/ sees
+#     both a change batch (cdc/) and a build statement (document/);
+#   - snapshot/ speaks to the engine through engine/engine.h only: never
+#     its structs (engine/engine_index.h), document/, cdc/ or sink/;
+#   - sink/ knows documents, not change records (cdc/).
+#
+set -uo pipefail
+src=${1:-$(dirname "$0")/../src}
+status=0
+
+fail() {
+	echo "layout: $*"
+	status=1
+}
+
+# "from to file" for every #include of another folder's header
+edges=$(cd "$src" && for f in */*.[ch]; do
+	from=${f%%/*}
+	grep -ho '^#include "[^"]*"' "$f" | sed 's/#include "//; s/"$//' | while read -r inc; do
+		if [ -f "$inc" ] && [ "$inc" = "${inc#*/}" ]; then
+			echo "$from top $f $inc"
+		elif [ -f "$inc" ] && [ "${inc%%/*}" != "$from" ]; then
+			echo "$from ${inc%%/*} $f $inc"
+		fi
+	done
+done)
+
+while read -r from to file inc; do
+	[ -z "$from" ] && continue
+	case "$from:$to" in
+		schema:*) fail "$file includes $inc: schema/ depends on nothing else" ;;
+		*:top) continue ;;
+		cdc:document|document:cdc) fail "$file includes $inc: cdc/ and document/ never meet" ;;
+		snapshot:document|snapshot:cdc|snapshot:sink) fail "$file includes $inc: the seed speaks to the engine" ;;
+		sink:cdc) fail "$file includes $inc: sinks know documents, not change records" ;;
+	esac
+	[ "$inc" = engine/engine_index.h ] && [ "$from" != engine ] && fail "$file includes $inc: the engine's structs are its own"
+done <<< "$edges"
+
+# only engine/ includes both cdc/ and document/
+(cd "$src" && for f in */*.c; do
+	[ "${f%%/*}" = engine ] && continue
+	if grep -q '^#include "cdc/' "$f" && grep -q '^#include "document/' "$f"; then
+		echo "layout: $f includes both cdc/ and document/: only the engine is the bridge"
+		exit 1
+	fi
+done) || status=1
+
+# no cycle: a depth-first walk over the folder graph
+cycle=$(echo "$edges" | awk 'NF { print $1, $2 }' | sort -u | awk '
+	{ adj[$1] = adj[$1] " " $2; nodes[$1]; nodes[$2] }
+	function visit(n, path,   i, k, next_) {
+		if (state[n] == 1) { print path " " n; found = 1; return }
+		if (state[n] == 2 || found) return
+		state[n] = 1
+		k = split(adj[n], next_, " ")
+		for (i = 1; i <= k; i++) visit(next_[i], path " " n)
+		state[n] = 2
+	}
+	END { for (n in nodes) if (!found) visit(n, "") }' | head -n 1)
+[ -n "$cycle" ] && fail "a cycle between folders:$cycle"
+
+[ $status -eq 0 ] && echo "layout: the folders of src/ depend on each other as allowed"
+exit $status
