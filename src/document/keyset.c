@@ -21,6 +21,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
+#include "common/text_array.h"
 #include "document/keyset.h"
 #include "document/session.h"
 
@@ -71,16 +72,6 @@ key_params(const DocumentQuery *q, int first)
 						 doc_type_name(q->key_types[i]));
 	appendStringInfoChar(&buf, ')');
 	return buf.data;
-}
-
-static Datum
-text_array(char **values, int n)
-{
-	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-		elems[i] = CStringGetTextDatum(values[i]);
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
 /* The keys of an SPI result, in the caller's memory context. */
@@ -257,7 +248,7 @@ doc_keys_except(const DocumentQuery *q, Oid owner, List *keys, List *except)
 			foreach(lc, sets[s])
 				column[n++] = ((char **) lfirst(lc))[k];
 			argtypes[s * q->nkeys + k] = TEXTARRAYOID;
-			values[s * q->nkeys + k] = text_array(column, n);
+			values[s * q->nkeys + k] = text_array_from_strings(column, n);
 		}
 	}
 	initStringInfo(&sql);

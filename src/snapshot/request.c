@@ -22,6 +22,7 @@
 #include "utils/uuid.h"
 
 #include "index/access.h"
+#include "engine/engine.h"
 #include "index/definition.h"
 #include "common/requests.h"
 
@@ -45,7 +46,7 @@ flusso_resnapshot(PG_FUNCTION_ARGS)
 	SPI_connect();
 	catalog_become_owner(&saved);
 	if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) "
-							  "VALUES ('resnapshot', $1) RETURNING id",
+							  "VALUES ('" SIGNAL_RESNAPSHOT "', $1) RETURNING id",
 							  1, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not insert a re-snapshot request for index \"%s\"", name);
 	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);

@@ -47,6 +47,7 @@
 #include "utils/memutils.h"
 
 #include "common/shared.h"
+#include "common/text_array.h"
 #include "common/xact.h"
 #include "flusso.h"
 #include "snapshot/seed.h"
@@ -105,36 +106,14 @@ report(Seed *seed, IndexPhase phase, const char *message)
 	LWLockRelease(flusso_shared->lock);
 }
 
-static Datum
-text_array(char **values, int n)
-{
-	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-		elems[i] = CStringGetTextDatum(values[i]);
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
 /* A text[] column of the current SPI row, as n strings, or NULL. */
 static char **
 text_array_column(int column, int n)
 {
 	bool		isnull;
 	Datum		value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, column, &isnull);
-	Datum	   *elems;
-	int			nelems;
-	char	  **out;
 
-	if (isnull)
-		return NULL;
-	deconstruct_array(DatumGetArrayTypeP(value), TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, NULL, &nelems);
-	if (nelems != n)
-		return NULL;
-	out = palloc(sizeof(char *) * n);
-	for (int i = 0; i < n; i++)
-		out[i] = TextDatumGetCString(elems[i]);
-	return out;
+	return isnull ? NULL : text_array_to_strings(value, n);
 }
 
 /* A key, copied into context. */
@@ -195,7 +174,7 @@ start(void *arg)
 	engine_next_begin(seed->ei);
 	values[0] = CStringGetTextDatum(engine_index_name(seed->ei));
 	values[1] = CStringGetTextDatum(engine_index_version(seed->ei));
-	values[2] = seed->max_key ? text_array(seed->max_key, seed->nkeys) : (Datum) 0;
+	values[2] = seed->max_key ? text_array_from_strings(seed->max_key, seed->nkeys) : (Datum) 0;
 	nulls[2] = seed->max_key ? ' ' : 'n';
 	values[3] = Int64GetDatum(seed->total);
 	if (SPI_execute_with_args("INSERT INTO flusso.seed (index_name, version, max_key, total) "
@@ -486,7 +465,7 @@ save_cursor(Seed *s)
 	if (s->chunk != NIL)
 		s->last_key = copy_key(s->context, llast(s->chunk), s->nkeys);
 	values[0] = CStringGetTextDatum(engine_index_name(s->ei));
-	values[1] = s->last_key ? text_array(s->last_key, s->nkeys) : (Datum) 0;
+	values[1] = s->last_key ? text_array_from_strings(s->last_key, s->nkeys) : (Datum) 0;
 	nulls[1] = s->last_key ? ' ' : 'n';
 	values[2] = Int64GetDatum(s->done);
 	SPI_connect();

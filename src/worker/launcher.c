@@ -36,6 +36,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "common/xact.h"
 #include "flusso.h"
 #include "common/shared.h"
 #include "worker/worker.h"
@@ -79,9 +80,7 @@ list_databases(void)
 	SysScanDesc scan;
 	HeapTuple	tuple;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	(void) xact_begin(false, NULL, 0);
 	rel = table_open(DatabaseRelationId, AccessShareLock);
 	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
@@ -100,8 +99,7 @@ list_databases(void)
 	LWLockRelease(flusso_shared->lock);
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	xact_commit();
 }
 
 /* Is the database still there, and may we connect to it? */
@@ -111,8 +109,7 @@ database_usable(Oid dboid)
 	HeapTuple	tuple;
 	bool		usable = false;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
+	(void) xact_begin(false, NULL, 0);
 	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
 	if (HeapTupleIsValid(tuple))
 	{
@@ -121,7 +118,7 @@ database_usable(Oid dboid)
 		usable = db->datallowconn && !db->datistemplate;
 		ReleaseSysCache(tuple);
 	}
-	CommitTransactionCommand();
+	xact_commit();
 	return usable;
 }
 
