@@ -75,7 +75,7 @@ engine_index_failed(EngineIndex *ei, const char *message)
 	}
 	LWLockRelease(flusso_shared->lock);
 
-	/* a seed in progress cannot resume: the changes skipped miss its shadow */
+	/* a seed in progress cannot resume: the changes skipped miss its next generation */
 	sink_next_discard(ei->sink);
 	SPI_connect();
 	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",

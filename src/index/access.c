@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * access.c
- *	  Permission checks for flusso's SQL functions, and the switch to the
- *	  extension's owner for writes to flusso's own tables.
+ *	  Permission checks for flusso's SQL functions: who may manage indexes,
+ *	  who owns one, and who may read its documents.
  *
  * Users never write flusso.index directly: the functions validate a
  * definition and then store it as the owner of schema flusso (the role that
- * ran CREATE EXTENSION), so flusso_admin needs no rights on the table and a
- * stored definition has always been validated.
+ * ran CREATE EXTENSION, common/pinned.c), so flusso_admin needs no rights
+ * on the table and a stored definition has always been validated.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -15,14 +15,11 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_namespace.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/syscache.h"
 
 #include "index/access.h"
 

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * access.h
- *	  Who may call flusso's SQL functions, and running catalog work as the
- *	  extension's owner.
+ *	  Who may call flusso's SQL functions.  (The catalog owner's rights,
+ *	  which the functions write flusso's tables with, are common/pinned.h's,
+ *	  included here for them.)
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -15,7 +16,6 @@
 #include "flusso.h"
 
 #define FLUSSO_ADMIN_ROLE "flusso_admin"
-
 
 extern void flusso_require_admin(void);
 extern void flusso_require_owner(Oid owner, const char *index_name);

@@ -79,8 +79,8 @@ follow(List *dropped, bool altered)
 								  "AND pg_catalog.to_regclass(pg_catalog.quote_ident('flusso_docs') "
 								  "OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident($1)) IS NULL "
 								  "RETURNING name), "
-								  "s AS (DELETE FROM flusso.signal WHERE index_name IN (SELECT name FROM gone)), "
-								  "d AS (DELETE FROM flusso.seed WHERE index_name IN (SELECT name FROM gone)) "
+								  "s AS (DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)), "
+								  "d AS (DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)) "
 								  "SELECT name FROM gone",
 								  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not follow a dropped documents table of flusso");
@@ -89,7 +89,7 @@ follow(List *dropped, bool altered)
 			ereport(NOTICE,
 					(errmsg("flusso index \"%s\" dropped with its documents table",
 							(char *) lfirst(lc))));
-			/* and a seed's shadow, when another role owned it */
+			/* and a seed's next generation, when another role owned it */
 			sink_next_discard(sink_for_index(lfirst(lc), InvalidOid, NULL));
 		}
 	}
@@ -104,7 +104,7 @@ follow_at_commit(XactEvent event, void *arg)
 	List	   *dropped = docs_dropped;
 	bool		altered = docs_altered;
 
-	/* following may drop a shadow table: that is flusso's own drop */
+	/* following may drop a next generation: that is flusso's own drop */
 	docs_dropped = NIL;
 	docs_altered = false;
 	if ((event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) &&

@@ -3,7 +3,7 @@
  * seed.h
  *	  Seeding an index from its tables by DBLog watermarks: chunks of root
  *	  keys read between a low and a high watermark, built when the high
- *	  watermark arrives in the stream, into a shadow table swapped in at
+ *	  watermark arrives in the stream, into a next generation swapped in at
  *	  the end.
  *
  * Copyright (c) 2026, flusso developers

@@ -90,7 +90,7 @@ slot_record_lost(DatabaseEntry *entry, const char *slot_name)
 
 	(void) xact_begin(false, NULL, 0);
 	SPI_connect();
-	/* and from the start: the changes lost never reached any shadow */
+	/* and from the start: the changes lost never reached any next generation */
 	if (SPI_execute("UPDATE flusso.index SET needs_seed = true", false, 0) != SPI_OK_UPDATE ||
 		SPI_execute("DELETE FROM flusso.seed", false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not mark flusso indexes for re-seeding");
