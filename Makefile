@@ -2,7 +2,8 @@
 #
 #   make test       install what is missing, build, install, run every test
 #   make demo       the same, then start a throwaway cluster with the sample
-#   make demo-stop  stop and remove that cluster
+#   make demo-opensearch   the same, with a real OpenSearch node books ship to
+#   make demo-stop  stop and remove that cluster (and its node)
 #   make fuzz       build and run the schema parser fuzzer (clang, libFuzzer)
 #
 # The PGXS part needs pg_config; on a fresh machine `make test` and `make
@@ -15,7 +16,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 MODULE_big = flusso
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 EXTENSION = flusso
-DATA = sql/flusso--0.1.0.sql sql/flusso--0.1.0--0.2.0.sql
+DATA = sql/flusso--0.1.0.sql sql/flusso--0.1.0--0.2.0.sql sql/flusso--0.2.0--0.3.0.sql
 # `make test` builds with FLUSSO_TEST_HOOKS=1: the fault injection the
 # tests use (flusso.test_crash_file) exists only in that build.  The flags
 # are recorded in .build-flags, which every object depends on, so that a
@@ -28,16 +29,16 @@ PG_CFLAGS = -MMD -MP
 # Only what PostgreSQL looks up in the library is exported (flusso.map):
 # the module magic, _PG_init, the output plugin's entry point, the SQL
 # functions and the background workers' entry points, all named flusso_*.
-SHLIB_LINK = -lyaml -Wl,--version-script=$(srcdir)/flusso.map
+SHLIB_LINK = -lyaml -lcurl -Wl,--version-script=$(srcdir)/flusso.map
 EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 
 # pg_regress inputs (sql/<name>.sql, expected/<name>.out); run by test/check.sh
-REGRESS = schema_formats schema_errors mapping catalog check provision capture build security
+REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch
 
 FUZZ_SECONDS ?= 600
 .DEFAULT_GOAL := all
 
-.PHONY: test demo demo-stop fuzz deps
+.PHONY: test demo demo-opensearch demo-stop fuzz deps
 
 deps:
 	bash test/deps.sh
@@ -49,6 +50,10 @@ test: deps
 demo: deps
 	$(MAKE) --no-print-directory build-install
 	bash test/demo.sh start
+
+demo-opensearch: deps
+	$(MAKE) --no-print-directory build-install
+	bash test/demo.sh start opensearch
 
 demo-stop:
 	bash test/demo.sh stop

@@ -41,6 +41,27 @@ SET ROLE regress_mallory;
 -- and updated, every function pins search_path: nothing of mal runs
 \i :abs_srcdir/sql/security_calls.psql
 
+-- nor in the functions 0.3.0 adds, an OpenSearch sink's code paths
+-- included (no cluster answers; they run all the same)
+RESET ROLE;
+CREATE SERVER trapped FOREIGN DATA WRAPPER flusso_opensearch
+	OPTIONS (url 'http://127.0.0.1:1', connect_timeout '1');
+GRANT USAGE ON FOREIGN SERVER trapped TO regress_mallory;
+SET ROLE regress_mallory;
+CREATE USER MAPPING FOR CURRENT_USER SERVER trapped OPTIONS (user 'mallory', password 'x');
+SET search_path = mal, pg_catalog;
+SELECT public.flusso_set_sinks('books', ARRAY['table', 'trapped'], '{"replicas": 0}');
+SELECT EXISTS (SELECT FROM public.flusso_check()) AS checked;
+SELECT EXISTS (SELECT FROM public.flusso_provision()) AS provisioned;
+SELECT EXISTS (SELECT FROM public.flusso_status()) AS status;
+SELECT EXISTS (SELECT FROM public.flusso_rejected('books')) AS rejected;
+SELECT public.flusso_retry_rejected('books') IS NOT NULL AS retried;
+SELECT EXISTS (SELECT FROM public.flusso_verify('books')) IS NOT NULL AS verified;
+SELECT public.flusso_set_sinks('books', ARRAY['table']);
+SELECT public.flusso_create_index('spare', '{"version": 1, "table": "loans", "fields": []}');
+SELECT public.flusso_drop_index('spare', keep_opensearch => true);
+RESET search_path;
+
 SELECT who, trap FROM mal.sprung ORDER BY trap;
 
 -- a raw filter is one SQL expression: it cannot escape its parentheses,
@@ -98,6 +119,8 @@ SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_mallory';
 
 SET client_min_messages = warning;
 SELECT flusso_drop_index('books');
+DROP USER MAPPING FOR regress_mallory SERVER trapped;
+DROP SERVER trapped;
 DROP SCHEMA mal CASCADE;
 DROP TABLE book_authors, reviews, loans, "references", books, authors, publishers;
 DROP EXTENSION flusso CASCADE;

@@ -16,6 +16,7 @@
 
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
+#include "catalog/pg_foreign_server.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_publication.h"
 #include "utils/acl.h"
@@ -30,6 +31,8 @@
 	object_aclcheck(DatabaseRelationId, (dbid), (role), (mode))
 #define compat_namespace_aclcheck(nspid, role, mode) \
 	object_aclcheck(NamespaceRelationId, (nspid), (role), (mode))
+#define compat_foreign_server_aclcheck(srvid, role, mode) \
+	object_aclcheck(ForeignServerRelationId, (srvid), (role), (mode))
 #else
 #define compat_owns_relation(relid, role) pg_class_ownercheck((relid), (role))
 #define compat_owns_publication(pubid, role) pg_publication_ownercheck((pubid), (role))
@@ -37,6 +40,17 @@
 	pg_database_aclcheck((dbid), (role), (mode))
 #define compat_namespace_aclcheck(nspid, role, mode) \
 	pg_namespace_aclcheck((nspid), (role), (mode))
+#define compat_foreign_server_aclcheck(srvid, role, mode) \
+	pg_foreign_server_aclcheck((srvid), (role), (mode))
+#endif
+
+/* 17 gave wait event sets a resource owner instead of a memory context */
+#if PG_VERSION_NUM >= 170000
+#define compat_create_wait_event_set(nevents) \
+	CreateWaitEventSet(CurrentResourceOwner, (nevents))
+#else
+#define compat_create_wait_event_set(nevents) \
+	CreateWaitEventSet(CurrentMemoryContext, (nevents))
 #endif
 
 /* 17 hands the output plugin HeapTuples instead of ReorderBufferTupleBufs */

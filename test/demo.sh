@@ -1,28 +1,76 @@
 #!/usr/bin/env bash
 #
-# demo.sh start|stop: a throwaway PostgreSQL cluster with flusso preloaded,
-# the library sample loaded and its indexes defined.  The cluster lives in
-# $FLUSSO_DEMO_DIR (default /tmp/flusso-demo), listens only on a Unix socket
-# there, on port $FLUSSO_DEMO_PORT (default 5499), and runs as an
-# unprivileged OS user.
+# demo.sh start [opensearch] | stop: a throwaway PostgreSQL cluster with
+# flusso preloaded, the library sample loaded and its indexes defined.  The
+# cluster lives in $FLUSSO_DEMO_DIR (default /tmp/flusso-demo), listens only
+# on a Unix socket there, on port $FLUSSO_DEMO_PORT (default 5499), and runs
+# as an unprivileged OS user.  With "opensearch", a real OpenSearch node
+# (test/opensearch/) starts too, on 127.0.0.1:$FLUSSO_DEMO_OPENSEARCH_PORT
+# (default 9299), and the books index ships to it.
 #
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 dir=${FLUSSO_DEMO_DIR:-/tmp/flusso-demo}
 port=${FLUSSO_DEMO_PORT:-5499}
+os_port=${FLUSSO_DEMO_OPENSEARCH_PORT:-9299}
 data="$dir/data"
+node="$FLUSSO_ROOT/test/opensearch/node.sh"
 
 psql_demo() {
 	as_cluster_user "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" "$@"
 }
 
 stop() {
+	[ -d "$dir/opensearch" ] && bash "$node" stop "$dir/opensearch"
 	if [ -f "$data/postmaster.pid" ]; then
 		as_cluster_user "$PG_BINDIR/pg_ctl" -D "$data" -m fast -w stop
 	fi
 	rm -rf "$dir"
 	echo "demo cluster stopped and removed"
+}
+
+# The books index shipped to a real OpenSearch node as well.
+opensearch() {
+	echo "== OpenSearch: a real node, a server for it, books shipped there too"
+	bash "$node" start "$dir/opensearch" "$os_port"
+	psql_demo -U postgres -d library <<SQL
+CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
+	OPTIONS (url 'http://127.0.0.1:$os_port', index_prefix 'demo-');
+SELECT flusso_set_sinks('books', ARRAY['table', 'search'], '{"replicas": 0}');
+SQL
+	wait_shipped
+	psql_demo -U postgres -d library <<SQL
+\echo '-- flusso_status(): the books are seeded into OpenSearch'
+SELECT index, phase, ship_pending, shipped, rejected FROM flusso_status();
+\echo '-- the generation behind the alias:'
+SELECT generation, concrete, alias, state FROM flusso.opensearch_generation;
+SQL
+	echo "-- curl 'http://127.0.0.1:$os_port/demo-books/_search?q=title:sistema&_source=title,authors.name'"
+	curl -s "http://127.0.0.1:$os_port/demo-books/_search?q=title:sistema&_source=title,authors.name"
+	echo
+	echo "== a live change, then the same search"
+	psql_demo -U postgres -d library -c "UPDATE books SET title = 'Il sistema periodico (new edition)' WHERE id = 2"
+	wait_shipped
+	curl -s "http://127.0.0.1:$os_port/demo-books/_refresh" >/dev/null
+	curl -s "http://127.0.0.1:$os_port/demo-books/_search?q=title:sistema&_source=title,authors.name"
+	echo
+	psql_demo -U postgres -d library -c "SELECT id, problem, sink FROM flusso_verify('books')"
+}
+
+# Until the worker has applied every change so far, nothing is queued for
+# OpenSearch, and a generation is served.
+wait_shipped() {
+	local lsn
+	lsn=$(psql_demo -U postgres -d library -At -c "SELECT pg_current_wal_insert_lsn()")
+	for _ in $(seq 1 150); do
+		done_=$(psql_demo -U postgres -d library -At -c "SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots WHERE slot_name LIKE 'flusso_%')
+			AND (SELECT ship_pending = 0 FROM flusso_status() WHERE index = 'books')
+			AND EXISTS (SELECT FROM flusso.opensearch_generation WHERE state = 'served')
+			AND NOT EXISTS (SELECT FROM flusso.opensearch_generation WHERE state <> 'served')")
+		[ "$done_" = t ] && return
+		sleep 0.2
+	done
 }
 
 start() {
@@ -109,6 +157,8 @@ SELECT jsonb_pretty(doc) FROM flusso_docs.books WHERE id = '5';
 SELECT index, phase, changes_captured, documents_written, batches FROM flusso_status();
 SQL
 
+	[ "${1:-}" = opensearch ] && opensearch
+
 	cat <<EOF2
 
 The demo cluster is running.
@@ -119,10 +169,14 @@ The demo cluster is running.
 Every document was seeded from the rows that existed, and follows every
 change since: try an UPDATE, or SELECT flusso_resnapshot('books').
 EOF2
+	[ "${1:-}" = opensearch ] && cat <<EOF3
+OpenSearch:  curl 'http://127.0.0.1:$os_port/demo-books/_search?q=calvino'  (the alias demo-books)
+EOF3
+	return 0
 }
 
 case "${1:-start}" in
-	start) start ;;
+	start) start "${2:-}" ;;
 	stop) stop ;;
-	*) echo "usage: $0 start|stop" >&2; exit 2 ;;
+	*) echo "usage: $0 start [opensearch] | stop" >&2; exit 2 ;;
 esac

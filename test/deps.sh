@@ -5,8 +5,12 @@
 #
 set -euo pipefail
 
+# libcurl: the OpenSearch sink; a JDK and Maven: the embedded OpenSearch
+# node of the tests (test/opensearch/); nginx and openssl: the TLS and
+# basic authentication test in front of it; curl: the scripts' requests
 packages=(make gcc libc6-dev perl libipc-run-perl
-	postgresql-15 postgresql-server-dev-15 libyaml-dev)
+	postgresql-15 postgresql-server-dev-15 libyaml-dev libcurl4-openssl-dev
+	curl openjdk-17-jdk-headless maven nginx-light openssl python3)
 
 missing=()
 for p in "${packages[@]}"; do

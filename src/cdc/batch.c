@@ -108,6 +108,7 @@ batch_add(ChangeBatch *batch, const char *data, int len)
 	(void) hash_search(batch->xids, &header.xid, HASH_ENTER, NULL);
 	if (batch->oldest_commit == 0 || header.commit_time < batch->oldest_commit)
 		batch->oldest_commit = header.commit_time;
+	batch->last_commit_end = Max(batch->last_commit_end, header.commit_end_lsn);
 
 	if (batch->memory_used >= batch->memory_limit)
 	{
@@ -256,6 +257,7 @@ batch_reset(ChangeBatch *batch)
 	batch->ndistinct = 0;
 	batch->nreceived = 0;
 	batch->oldest_commit = 0;
+	batch->last_commit_end = InvalidXLogRecPtr;
 	batch->nsignals = 0;
 	create_sets(batch);
 }

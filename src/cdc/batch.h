@@ -30,6 +30,7 @@ typedef struct ChangeBatch
 	int64		ndistinct;		/* in memory */
 	int64		nreceived;		/* every record, duplicates included */
 	TimestampTz oldest_commit;	/* 0 when empty */
+	XLogRecPtr	last_commit_end;	/* the latest commit of a change in it */
 	Oid			signal_relid;	/* flusso.signal: inserts there end a batch */
 	int			nsignals;		/* rows inserted into it so far */
 

@@ -153,7 +153,7 @@ thin_change_read_header(const char *data, int len, ThinChangeHeader *header)
 		return false;
 	header->op = (ThinChangeOp) take_uint(&r, 1);
 	header->xid = (TransactionId) take_uint(&r, 4);
-	(void) take_uint(&r, 8);	/* commit_end_lsn */
+	header->commit_end_lsn = (XLogRecPtr) take_uint(&r, 8);
 	header->commit_time = (TimestampTz) take_uint(&r, 8);
 	/* the identity is the relation and what follows: not xid nor commit */
 	header->identity_offset = r.pos;

@@ -70,6 +70,7 @@ typedef struct ThinChangeHeader
 {
 	ThinChangeOp op;
 	TransactionId xid;
+	XLogRecPtr	commit_end_lsn;
 	TimestampTz commit_time;
 	Oid			relid;
 	int			identity_offset;	/* the rest of the record from here on */

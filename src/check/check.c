@@ -6,8 +6,10 @@
  *
  * Create validates a definition's format only; what it names is judged
  * here, each time check runs: names and types (tables.c), whether change
- * records carry the keys flusso needs (identity.c), and whether the
- * publication streams every table read.  Nothing is changed.
+ * records carry the keys flusso needs (identity.c), whether the
+ * publication streams every table read, and whether the OpenSearch sink
+ * can ship (opensearch.c).  Nothing is changed but an index created in
+ * OpenSearch to try the mapping, and deleted again.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -25,6 +27,7 @@
 
 #include "check/environment.h"
 #include "check/identity.h"
+#include "check/opensearch.h"
 #include "check/privileges.h"
 #include "check/publication.h"
 #include "check/ready.h"
@@ -172,7 +175,8 @@ prepare_build(void *arg)
 	/* what the worker runs, as it runs it */
 	check_index_statements(index, query, resolver,
 						   sink_write_sql(sink_for_index(index->name, index->owner, index->schema),
-										  false, query->sql, query->nparams + query->nkeys + 1));
+										  SINK_CURRENT, query->sql,
+										  query->nparams + query->nkeys + 1));
 }
 
 /*
@@ -234,6 +238,7 @@ flusso_check(PG_FUNCTION_ARGS)
 		name_errors |= check_owner(&sink, index, tables);
 		if (!name_errors)
 			check_build(&sink, index);
+		check_opensearch(&sink, index);
 	}
 
 	foreach(lc, sink.items)

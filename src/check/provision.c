@@ -12,7 +12,8 @@
  *
  * Order matters: a table is never published before it has a usable replica
  * identity, since publishing it would make the user's own UPDATE and DELETE
- * on it fail.  Server settings and the replication slot are only reported:
+ * on it fail.  An OpenSearch sink's needs come last: USAGE on its server,
+ * and a user mapping when the cluster asks for credentials.  Server settings and the replication slot are only reported:
  * ALTER SYSTEM cannot run in a function, and the worker creates its slot.
  *
  * Copyright (c) 2026, flusso developers
@@ -41,6 +42,8 @@
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
+#include "opensearch/api.h"
+#include "sink/sink.h"
 
 PG_FUNCTION_INFO_V1(flusso_provision);
 
@@ -237,6 +240,43 @@ provision_publication(Provisioner *p, List *tables)
 	}
 }
 
+/*
+ * What an index's OpenSearch sink needs of PostgreSQL: USAGE on the
+ * server for the index's owner (granted where the caller may), and a user
+ * mapping when the cluster asks for credentials (only said: the
+ * credentials are for the owner to give).
+ */
+static void
+provision_opensearch(Provisioner *p, List *indexes)
+{
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		StoredIndex *index = lfirst(lc);
+		IndexSink  *sink = sink_for_index(index->name, index->owner, NULL);
+		char	   *owner = GetUserNameFromId(index->owner, false);
+		OpenSearchServer *server;
+		HttpRequest *req;
+
+		if (sink->server == NULL ||
+			(server = os_server_load(sink->server, index->owner, true)) == NULL)
+			continue;
+		if (!os_server_usable_by(sink->server, index->owner))
+			apply(p, psprintf("usage on server %s for %s", sink->server, owner),
+				  psprintf("GRANT USAGE ON FOREIGN SERVER %s TO %s", quote_identifier(sink->server),
+						   quote_identifier(owner)), NULL);
+		if (server->has_mapping)
+			continue;
+		req = os_cluster_info(server);
+		if (req->status == 401 || req->status == 403)
+			emit(p, psprintf("user mapping for %s on server %s", owner, sink->server),
+				 psprintf("CREATE USER MAPPING FOR %s SERVER %s OPTIONS (user '...', password '...')",
+						  quote_identifier(owner), quote_identifier(sink->server)),
+				 false, "the cluster asks for credentials: only their owner can give them");
+	}
+}
+
 /* flusso_provision() RETURNS TABLE(action, sql, applied, blocker) */
 Datum
 flusso_provision(PG_FUNCTION_ARGS)
@@ -275,6 +315,7 @@ flusso_provision(PG_FUNCTION_ARGS)
 		provision_identities(&p, tables);
 		provision_publication(&p, tables);
 	}
+	provision_opensearch(&p, indexes);
 
 	if (!environment_slot_exists(&plugin))
 		emit(&p, psprintf("replication slot %s", environment_slot_name()), NULL, false,

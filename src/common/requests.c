@@ -4,10 +4,11 @@
  *	  What SQL sessions ask of the launcher and the worker of their
  *	  database: look at the database (the extension was installed), run a
  *	  worker (an index exists), or drop the slot and stop (the last index or
- *	  the extension was dropped).  A request made inside a transaction is
- *	  carried out, through shared memory, when it commits: an aborted
- *	  CREATE or DROP changes nothing.  The last request of a transaction
- *	  wins.
+ *	  the extension was dropped); and what they and the worker ask of the
+ *	  shipper: look at the OpenSearch sinks again (something was queued, a
+ *	  generation changed).  A request made inside a transaction is carried
+ *	  out, through shared memory, when it commits: an aborted CREATE or DROP
+ *	  changes nothing.  The last request of a transaction wins.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -30,7 +31,26 @@ typedef enum PendingRequest
 } PendingRequest;
 
 static PendingRequest pending = REQUEST_NONE;
+static bool wake_shipper = false;
 static bool callback_registered = false;
+
+/* Have the shipper run, and look at the sinks now. */
+static void
+carry_out_for_shipper(void)
+{
+	DatabaseEntry *entry;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	if (entry)
+	{
+		entry->shipper_wanted = true;
+		entry->shipper_requests++;
+	}
+	LWLockRelease(flusso_shared->lock);
+	if (entry)
+		shared_wake_shipper(entry);
+}
 
 static void
 carry_out(XactEvent event, void *arg)
@@ -41,6 +61,10 @@ carry_out(XactEvent event, void *arg)
 	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
 		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
 		return;
+	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
+		wake_shipper && flusso_shared != NULL)
+		carry_out_for_shipper();
+	wake_shipper = false;
 	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
 		pending != REQUEST_NONE && flusso_shared != NULL)
 	{
@@ -79,13 +103,19 @@ carry_out(XactEvent event, void *arg)
 }
 
 static void
-request_at_commit(PendingRequest request)
+register_callback(void)
 {
 	if (!callback_registered)
 	{
 		RegisterXactCallback(carry_out, NULL);
 		callback_registered = true;
 	}
+}
+
+static void
+request_at_commit(PendingRequest request)
+{
+	register_callback();
 	pending = request;
 }
 
@@ -102,4 +132,12 @@ void
 request_worker_at_commit(bool wanted)
 {
 	request_at_commit(wanted ? REQUEST_WORKER : REQUEST_STOP);
+}
+
+/* Have this database's shipper run and look at its sinks again. */
+void
+request_shipper_at_commit(void)
+{
+	register_callback();
+	wake_shipper = true;
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * requests.h
- *	  What SQL sessions ask of the launcher and the worker of their
- *	  database, carried out when the transaction commits.
+ *	  What SQL sessions and the worker ask of the launcher, the worker and
+ *	  the shipper of their database, carried out when the transaction
+ *	  commits.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -13,5 +14,6 @@
 
 extern void request_probe_at_commit(void);
 extern void request_worker_at_commit(bool wanted);
+extern void request_shipper_at_commit(void);
 
 #endif							/* FLUSSO_COMMON_REQUESTS_H */

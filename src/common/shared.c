@@ -94,6 +94,24 @@ shared_wake_launcher(void)
 		SetLatch(latch);
 }
 
+/*
+ * Wake the shipper of a database, or the launcher to start one (the
+ * caller set shipper_wanted).  The caller does not hold the lock.
+ */
+void
+shared_wake_shipper(DatabaseEntry *entry)
+{
+	Latch	   *latch;
+
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	latch = entry->shipper_latch;
+	LWLockRelease(flusso_shared->lock);
+	if (latch)
+		SetLatch(latch);
+	else
+		shared_wake_launcher();
+}
+
 /* Remember an error for flusso_status(); the caller holds the lock. */
 void
 shared_record_error(DatabaseEntry *entry, const char *message)

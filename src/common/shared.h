@@ -40,6 +40,11 @@ typedef struct IndexStatus
 	int64		snapshot_done;
 	int64		snapshot_total;
 	char		error[FLUSSO_ERROR_LEN];
+
+	/* the OpenSearch sink: what the shipper did since it started */
+	int64		shipped;
+	char		ship_error[FLUSSO_ERROR_LEN];
+	TimestampTz ship_error_at;
 } IndexStatus;
 
 typedef struct DatabaseEntry
@@ -59,6 +64,14 @@ typedef struct DatabaseEntry
 	bool		stop_requested; /* release the slot and exit */
 	bool		drop_requested; /* drop the slot and exit: nothing left */
 	char		state[64];		/* what it is doing, in words */
+
+	/* the shipper: runs while an OpenSearch sink has something to do */
+	bool		shipper_wanted;
+	uint64		shipper_requests;	/* asks for it so far */
+	pid_t		shipper_pid;
+	Latch	   *shipper_latch;
+	TimestampTz shipper_hold_until; /* launcher starts none before */
+	int			shipper_failures;	/* exits since it last shipped */
 
 	/* progress */
 	XLogRecPtr	confirmed_lsn;
@@ -88,6 +101,7 @@ extern void shared_request(void);
 extern void shared_install_hooks(void);
 extern DatabaseEntry *shared_database(Oid dboid, bool create);
 extern void shared_wake_launcher(void);
+extern void shared_wake_shipper(DatabaseEntry *entry);
 extern void shared_record_error(DatabaseEntry *entry, const char *message);
 extern IndexStatus *shared_index_status(DatabaseEntry *entry, const char *name);
 extern void shared_list_indexes(DatabaseEntry *entry, List *names);

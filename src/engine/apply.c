@@ -8,9 +8,12 @@
  *	  deletes for keys that built nothing — as the index's owner.
  *
  * The only place where a change batch (cdc/) and a build statement
- * (document/) meet.  While an index is seeded, its writes go to the next
- * generation, and the keys its changes resolve to can be captured for the
- * seed to drop from its chunk; engine_build() writes a chunk.  Rows
+ * (document/) meet.  While an index is seeded, its writes go to the
+ * current and the next generation, and the keys its changes resolve to
+ * can be captured for the seed to drop from its chunk; engine_build()
+ * writes a chunk, to the next generation only.  Documents carry a version
+ * for the sinks that ship later: the batch's last commit (every change up
+ * to it is visible when they are built), or the chunk's low watermark.  Rows
  * inserted into flusso.signal, and the tables the stream says were
  * rewritten or not covered, are handed back to the caller as signals.
  *
@@ -68,6 +71,8 @@ typedef struct ApplyState
 	List	  **rule_inputs;	/* per rule: values still to walk up */
 	bool		truncate_root;
 	bool		rebuild_all;
+	SinkTarget	target;			/* the generations written */
+	XLogRecPtr	version;		/* documents are built after this commit */
 	int64		written;
 } ApplyState;
 
@@ -184,11 +189,13 @@ run_text_query(const char *sql, List *inputs)
 /*
  * One statement builds the documents of n keys (their parts, one array per
  * key column, and their ids), upserts those that built and changed, and
- * deletes those that built nothing.  Returns the documents written.
+ * deletes those that built nothing; the ids are queued for the sinks that
+ * ship later.  Returns the documents written and queued.
  */
 static int64
-write_slice(EngineIndex *ei, Datum **parts, Datum *ids, int n)
+write_slice(ApplyState *st, Datum **parts, Datum *ids, int n)
 {
+	EngineIndex *ei = st->ei;
 	DocumentQuery *q = ei->query;
 	int			nkeys = q->nkeys;
 	int			nargs = q->nparams + nkeys + 1;
@@ -205,10 +212,12 @@ write_slice(EngineIndex *ei, Datum **parts, Datum *ids, int n)
 	values[q->nparams + nkeys] = PointerGetDatum(construct_array(ids, n, TEXTOID,
 																 -1, false, TYPALIGN_INT));
 	types[q->nparams + nkeys] = TEXTARRAYOID;
-	if (SPI_execute_with_args(ei->apply_sql[ei->next], nargs, types, values,
+	if (SPI_execute_with_args(ei->apply_sql[st->target], nargs, types, values,
 							  NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
 	written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	written += sink_queue(ei->sink, st->target, values[q->nparams + nkeys], st->version);
 	for (int k = 0; k < nkeys; k++)
 		pfree(DatumGetPointer(values[q->nparams + k]));
 	pfree(DatumGetPointer(values[q->nparams + nkeys]));
@@ -218,7 +227,6 @@ write_slice(EngineIndex *ei, Datum **parts, Datum *ids, int n)
 		for (int k = 0; k < nkeys; k++)
 			pfree(DatumGetPointer(parts[k][i]));
 	}
-	SPI_freetuptable(SPI_tuptable);
 	return written;
 }
 
@@ -277,7 +285,7 @@ apply_index(void *arg)
 		}
 	}
 	if (st->truncate_root)
-		sink_truncate(ei->sink, ei->next);
+		sink_truncate(ei->sink, st->target, st->version);
 
 	/* build and write the set a slice at a time: statements stay small */
 	hash_seq_init(&scan, st->keys);
@@ -294,7 +302,7 @@ apply_index(void *arg)
 		}
 		if (n == 0)
 			break;
-		st->written += write_slice(ei, parts, ids, n);
+		st->written += write_slice(st, parts, ids, n);
 		if (n < BUILD_SLICE)
 			break;
 	}
@@ -302,8 +310,12 @@ apply_index(void *arg)
 	doc_session_end(&session);
 }
 
+/*
+ * The state of each index for a chunk of changes (or a seed's chunk, with
+ * target SINK_NEXT), built after the commit at version.
+ */
 static List *
-start_chunk(List *indexes)
+start_chunk(List *indexes, SinkTarget target, XLogRecPtr version)
 {
 	List	   *states = NIL;
 	ListCell   *lc;
@@ -316,6 +328,9 @@ start_chunk(List *indexes)
 
 		st->ei = ei;
 		st->context = CurrentMemoryContext;
+		st->target = target == SINK_NEXT ? SINK_NEXT
+			: ei->next ? SINK_CURRENT_AND_NEXT : SINK_CURRENT;
+		st->version = version;
 		memset(&ctl, 0, sizeof(ctl));
 		ctl.keysize = sizeof(char *);
 		ctl.entrysize = sizeof(PendingKey);
@@ -433,6 +448,8 @@ read_signal(Engine *engine, const ThinChange *change)
 	signal->id = pstrdup(change->new_values[0].text);
 	signal->kind = pstrdup(change->new_values[1].text);
 	signal->index_name = pstrdup(change->new_values[2].text);
+	signal->table = NULL;
+	signal->lsn = change->commit_end_lsn;
 	return signal;
 }
 
@@ -509,7 +526,7 @@ engine_apply(Engine *engine, ChangeBatch *batch, List **signals)
 	while (more)
 	{
 		MemoryContext old = MemoryContextSwitchTo(chunk_context);
-		List	   *states = start_chunk(engine->indexes);
+		List	   *states = start_chunk(engine->indexes, SINK_CURRENT, batch->last_commit_end);
 		ThinChange	change;
 		int			n = 0;
 		ListCell   *lc;
@@ -552,17 +569,18 @@ engine_apply(Engine *engine, ChangeBatch *batch, List **signals)
 }
 
 /*
- * Build and write the documents of keys (char ** rows of key parts) for
- * one index, to wherever it writes now.  False when the index failed, and
- * was isolated.
+ * Build and write the documents of a seed's chunk, keys (char ** rows of
+ * key parts), to the next generation of one index, built after the commit
+ * at version (the chunk's low watermark).  False when the index failed,
+ * and was isolated.
  */
 bool
-engine_build(EngineIndex *ei, List *keys, int64 *written)
+engine_build(EngineIndex *ei, List *keys, XLogRecPtr version, int64 *written)
 {
 	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso build",
 												  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(context);
-	List	   *states = start_chunk(list_make1(ei));
+	List	   *states = start_chunk(list_make1(ei), SINK_NEXT, version);
 	ListCell   *lc;
 
 	foreach(lc, keys)

@@ -130,11 +130,15 @@ compile_index(void *arg)
 	ei->query = doc_build_query(ei->index->schema);
 	ei->resolver = doc_compile_resolver(ei->index->schema);
 	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
-	for (int next = 0; next < 2; next++)
-		ei->apply_sql[next] = sink_write_sql(ei->sink, next, ei->query->sql, ids);
+	for (int target = 0; target < SINK_TARGETS; target++)
+		ei->apply_sql[target] = sink_write_sql(ei->sink, (SinkTarget) target,
+											   ei->query->sql, ids);
 }
 
-/* names, versions and owners, in order: a change of any reloads the engine */
+/*
+ * Names, versions, owners and sinks, in order: a change of any reloads the
+ * engine.
+ */
 static char *
 engine_signature(void)
 {
@@ -142,7 +146,8 @@ engine_signature(void)
 
 	initStringInfo(&buf);
 	SPI_connect();
-	if (SPI_execute("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid) FROM flusso.index ORDER BY name",
+	if (SPI_execute(psprintf("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid, %s) "
+							 "FROM flusso.index ORDER BY name", sink_signature_sql("name")),
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -198,6 +203,21 @@ index_still_there(const char *name)
 	return there;
 }
 
+/* The index is to be seeded, from now on and after a restart. */
+static void
+mark_for_seeding(EngineIndex *ei)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(ei->index->name)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not mark index \"%s\" for seeding", ei->index->name);
+	SPI_finish();
+	ei->needs_seed = true;
+}
+
 /* Load and compile every index, in a transaction, in the current context. */
 Engine *
 engine_load(const char *publication)
@@ -225,6 +245,10 @@ engine_load(const char *publication)
 		ei->sink = sink_for_index(ei->index->name, ei->index->owner, ei->index->schema);
 		if (sink_missing(ei->sink) && index_still_there(ei->index->name))
 			sink_create(ei->sink);
+		/* a sink added, or restored without its generations */
+		if (!ei->needs_seed && sink_needs_seed(ei->sink) && index_still_there(ei->index->name))
+			mark_for_seeding(ei);
+		engine->ships |= ei->sink->server != NULL;
 		if (strikes_of(ei->index->name, ei->index->version) >= STRIKES_LIMIT)
 		{
 			ei->set_aside = true;
@@ -353,7 +377,24 @@ probe_index(void *arg)
 	EngineIndex *ei = arg;
 
 	compile_index(ei);
-	check_index_statements(ei->index, ei->query, ei->resolver, ei->apply_sql[0]);
+	check_index_statements(ei->index, ei->query, ei->resolver, ei->apply_sql[SINK_CURRENT]);
+}
+
+/* Does an index ship to OpenSearch (so the database needs a shipper)? */
+bool
+engine_ships(Engine *engine)
+{
+	return engine->ships;
+}
+
+/*
+ * flusso_retry_rejected() arrived in stream order, in the commit at
+ * version: the documents its sinks rejected are queued again.
+ */
+void
+engine_retry_rejected(EngineIndex *ei, XLogRecPtr version)
+{
+	sink_retry_rejected(ei->sink, version);
 }
 
 /* The index made durable progress: the worker's deaths are forgiven it. */

@@ -24,6 +24,7 @@ typedef struct EngineIndex EngineIndex; /* one index, compiled */
 #define SIGNAL_LOW "low"		/* a seed's chunk window opens */
 #define SIGNAL_HIGH "high"		/* and closes */
 #define SIGNAL_RESNAPSHOT "resnapshot"	/* flusso_resnapshot() */
+#define SIGNAL_RETRY "retry"	/* flusso_retry_rejected() */
 /* ... and what the stream says of a table an index reads */
 #define SIGNAL_REWRITE "rewrite"	/* ALTER TABLE rewrote it */
 #define SIGNAL_UNCOVERED "uncovered"	/* it changed, unpublished */
@@ -38,6 +39,7 @@ typedef struct Signal
 	char	   *kind;			/* SIGNAL_* */
 	char	   *index_name;
 	char	   *table;			/* rewrite, uncovered: schema.table */
+	XLogRecPtr	lsn;			/* the commit that inserted the row */
 } Signal;
 
 /* the worker's verbs (engine.c) */
@@ -48,6 +50,7 @@ extern Oid	engine_signal_relid(Engine *engine);
 extern void engine_report_phases(Engine *engine);
 extern int64 engine_apply(Engine *engine, ChangeBatch *batch, List **signals);
 extern bool engine_retry_broken(Engine *engine);
+extern bool engine_ships(Engine *engine);
 
 /* one index (engine.c) */
 extern EngineIndex *engine_index(Engine *engine, const char *name);
@@ -61,6 +64,7 @@ extern bool engine_attempt(EngineIndex *ei, const char *what,
 extern void engine_index_failed(EngineIndex *ei, const char *message);
 extern void engine_forgive(EngineIndex *ei);
 extern void engine_progressed(EngineIndex *ei);
+extern void engine_retry_rejected(EngineIndex *ei, XLogRecPtr version);
 
 /* the seed's verbs (seeding.c) */
 extern const char *engine_root_table(const EngineIndex *ei);
@@ -72,7 +76,7 @@ extern List *engine_read_keys(EngineIndex *ei, char **after, char **upto, int li
 extern void engine_capture_begin(EngineIndex *ei, MemoryContext context);
 extern List *engine_capture_end(EngineIndex *ei);
 extern List *engine_keys_except(EngineIndex *ei, List *keys, List *except);
-extern bool engine_build(EngineIndex *ei, List *keys, int64 *written);
+extern bool engine_build(EngineIndex *ei, List *keys, XLogRecPtr version, int64 *written);
 extern void engine_write_next(EngineIndex *ei, bool next);
 extern void engine_next_begin(EngineIndex *ei);
 extern bool engine_next_exists(EngineIndex *ei);

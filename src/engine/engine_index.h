@@ -23,8 +23,8 @@ struct EngineIndex
 	IndexSink  *sink;			/* where its documents go */
 	DocumentQuery *query;
 	IndexResolver *resolver;
-	char	   *apply_sql[2];	/* writing to the current, the next generation */
-	bool		next;			/* a seed runs: write to the next generation */
+	char	   *apply_sql[SINK_TARGETS];	/* writing to each SinkTarget */
+	bool		next;			/* a seed runs: write to the next generation too */
 	bool		needs_seed;		/* as flusso.index said when loaded */
 	bool		broken;			/* could not compile or build: skipped */
 	bool		set_aside;		/* the worker kept dying on it: not retried */
@@ -45,6 +45,7 @@ struct Engine
 	char	   *signature;		/* names, versions, owners it was loaded for */
 	List	   *plugin_options; /* DefElem: the columns each table must emit */
 	Oid			signal_relid;	/* flusso.signal */
+	bool		ships;			/* an index has an OpenSearch sink */
 };
 
 #endif							/* FLUSSO_ENGINE_ENGINE_INDEX_H */

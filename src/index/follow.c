@@ -2,8 +2,9 @@
  *
  * follow.c
  *	  An index is owned by the role that owns its documents table,
- *	  flusso_docs.<index>, and lives as long as that table.  So the index
- *	  catalog follows what PostgreSQL does to those tables:
+ *	  flusso_docs.<index>, and lives as long as that table (which exists,
+ *	  empty, when the table sink is off).  So the index catalog follows
+ *	  what PostgreSQL does to those tables:
  *
  *	  - a new owner (ALTER TABLE ... OWNER TO, REASSIGN OWNED BY) becomes
  *		the index's owner, whose rights build it from then on;

@@ -137,11 +137,18 @@ flusso_create_index(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* flusso_drop_index(name text): forget an index and its definition. */
+/*
+ * flusso_drop_index(name text, keep_opensearch boolean): forget an index,
+ * its definition and its documents; its OpenSearch indexes are deleted by
+ * the shipper, unless kept.
+ */
 Datum
 flusso_drop_index(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		keep = PG_NARGS() > 1 && PG_GETARG_BOOL(1);
+	MemoryContext context = CurrentMemoryContext;
+	IndexSink  *sink;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	CatalogUser saved;
@@ -156,6 +163,9 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	if (!OidIsValid(owner))
 		index_report_missing(name);
 	flusso_require_owner(owner, name);
+	/* the sinks, as they were, kept beyond SPI */
+	MemoryContextSwitchTo(context);
+	sink = sink_for_index(name, owner, NULL);
 
 	catalog_become_owner(&saved);
 	if (SPI_execute_with_args("DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1",
@@ -172,7 +182,8 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	request_worker_at_commit(SPI_processed > 0);
 	catalog_restore_user(&saved);
 	SPI_finish();
-	sink_drop(sink_for_index(name, owner, NULL));
+	sink_drop(sink, keep);
+	sink_forget(name);
 	PG_RETURN_VOID();
 }
 

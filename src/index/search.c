@@ -20,6 +20,7 @@
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
+#include "sink/sink.h"
 
 PG_FUNCTION_INFO_V1(flusso_search);
 
@@ -36,10 +37,18 @@ flusso_search(PG_FUNCTION_ARGS)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {PointerGetDatum(PG_GETARG_TEXT_PP(1))};
 	char	   *sql;
+	StoredIndex *index;
 
 	flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
-	flusso_require_reader(index_load(name)->owner, name);
+	index = index_load(name);
+	flusso_require_reader(index->owner, name);
+	if (!sink_for_index(name, index->owner, NULL)->table)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" has no table sink to search", name),
+				 errhint("Search its OpenSearch alias, or add the table sink: SELECT flusso_set_sinks('%s', ARRAY['table', ...]);",
+						 name)));
 	sql = psprintf("SELECT d.id, d.doc, pg_catalog.ts_rank(d.search, q) AS rank "
 				   "FROM %s d, pg_catalog.websearch_to_tsquery('%s'::pg_catalog.regconfig, $1) q "
 				   "WHERE d.search OPERATOR(pg_catalog.@@) q ORDER BY rank DESC, d.id",

@@ -1,13 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * verify.c
- *	  flusso_verify(name): every stored document of an index against a
- *	  fresh build from the current rows.  Returns one row per document that
- *	  is missing (builds but is not stored), extra (stored but builds
- *	  nothing) or different; nothing when all agree.
+ *	  flusso_verify(name): every stored document of an index, in each of its
+ *	  sinks, against a fresh build from the current rows.  Returns one row
+ *	  per document that is missing (builds but is not stored), extra
+ *	  (stored but builds nothing) or different, with the sink; nothing when
+ *	  all agree.
  *
  * Built as the index's owner under the pinned settings, like the worker
- * builds, so the comparison is of equal things.
+ * builds, so the comparison is of equal things.  The OpenSearch part is
+ * verify_opensearch.c's.  The library may be newer than the SQL objects
+ * (before ALTER EXTENSION UPDATE): the sink column is filled only when the
+ * function declares it.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -27,6 +31,8 @@
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
+#include "index/verify.h"
+#include "sink/sink.h"
 
 PG_FUNCTION_INFO_V1(flusso_verify);
 
@@ -45,35 +51,21 @@ all_keys_sql(const IndexSchema *schema, const DocumentQuery *q)
 	return buf.data;
 }
 
-/* flusso_verify(name text) RETURNS TABLE(id text, problem text) */
-Datum
-flusso_verify(PG_FUNCTION_ARGS)
+/*
+ * Run sql, which starts "WITH built AS (<build statement>)", over every
+ * root key, as the owner; the caller reads SPI_tuptable, and calls
+ * SPI_finish() and verify_build_end() when done.
+ */
+void
+verify_build_all(const StoredIndex *index, const DocumentQuery *q, const char *sql,
+				 BuildSession *session)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	StoredIndex *index;
-	DocumentQuery *q;
-	BuildSession session;
 	Datum	   *values;
-	char	   *sql;
 
-	flusso_require_admin();
-	InitMaterializedSRF(fcinfo, 0);
-	index = index_load(name);
-	flusso_require_reader(index->owner, name);
-	q = doc_build_query(index->schema);
-	sql = psprintf("WITH built AS (%s) "
-				   "SELECT COALESCE(b.id, s.id), CASE WHEN s.id IS NULL THEN 'missing' "
-				   "WHEN b.id IS NULL THEN 'extra' ELSE 'different' END "
-				   "FROM built b FULL JOIN %s s ON s.id OPERATOR(pg_catalog.=) b.id "
-				   "WHERE s.id IS NULL OR b.id IS NULL OR s.doc IS DISTINCT FROM b.doc "
-				   "ORDER BY 1",
-				   q->sql, quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, name));
-
-	doc_session_begin(&session, index->owner);
+	doc_session_begin(session, index->owner);
 	SPI_connect();
 	if (SPI_execute(all_keys_sql(index->schema, q), true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the keys of index \"%s\"", name);
+		elog(ERROR, "could not read the keys of index \"%s\"", index->name);
 	values = palloc(sizeof(Datum) * (q->nparams + q->nkeys));
 	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
 	for (int k = 0; k < q->nkeys; k++)
@@ -85,17 +77,69 @@ flusso_verify(PG_FUNCTION_ARGS)
 	}
 	if (SPI_execute_with_args(sql, q->nparams + q->nkeys, q->param_types, values,
 							  NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not verify index \"%s\"", name);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		Datum		row[2];
-		bool		nulls[2] = {false, false};
+		elog(ERROR, "could not verify index \"%s\"", index->name);
+}
 
-		row[0] = CStringGetTextDatum(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-		row[1] = CStringGetTextDatum(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
-	}
+/* A row of the result: id, problem and, when declared, the sink. */
+void
+verify_emit(ReturnSetInfo *rsinfo, const char *id, const char *problem, const char *sink)
+{
+	Datum		row[3];
+	bool		nulls[3] = {false, false, false};
+
+	row[0] = CStringGetTextDatum(id);
+	row[1] = CStringGetTextDatum(problem);
+	row[2] = CStringGetTextDatum(sink);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
+}
+
+/* The table sink: a full join of a fresh build and the documents table. */
+static void
+verify_table(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery *q)
+{
+	BuildSession session;
+	char	   *sql;
+
+	sql = psprintf("WITH built AS (%s) "
+				   "SELECT COALESCE(b.id, s.id), CASE WHEN s.id IS NULL THEN 'missing' "
+				   "WHEN b.id IS NULL THEN 'extra' ELSE 'different' END "
+				   "FROM built b FULL JOIN %s s ON s.id OPERATOR(pg_catalog.=) b.id "
+				   "WHERE s.id IS NULL OR b.id IS NULL OR s.doc IS DISTINCT FROM b.doc "
+				   "ORDER BY 1",
+				   q->sql, quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, index->name));
+	verify_build_all(index, q, sql, &session);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		verify_emit(rsinfo, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
+					SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2), "table");
 	SPI_finish();
 	doc_session_end(&session);
+}
+
+/* flusso_verify(name text) RETURNS TABLE(id text, problem text, sink text) */
+Datum
+flusso_verify(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	StoredIndex *index;
+	DocumentQuery *q;
+	IndexSink  *sink;
+
+	flusso_require_admin();
+	InitMaterializedSRF(fcinfo, 0);
+	index = index_load(name);
+	flusso_require_reader(index->owner, name);
+	q = doc_build_query(index->schema);
+	/* before ALTER EXTENSION UPDATE, flusso.sink is not there: the table alone */
+	if (rsinfo->setDesc->natts < 3)
+	{
+		verify_table(rsinfo, index, q);
+		return (Datum) 0;
+	}
+	sink = sink_for_index(name, index->owner, index->schema);
+	if (sink->table)
+		verify_table(rsinfo, index, q);
+	if (sink->server)
+		verify_opensearch(rsinfo, index, q);
 	return (Datum) 0;
 }

@@ -1,14 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * sink.c
- *	  The verbs over an index's sinks: each is carried out by every sink
- *	  the index writes to, so that a new sink is a new SinkOps, and nothing
- *	  that writes documents changes when it arrives.
+ *	  The sinks of an index, as flusso.sink says (the table sink alone when
+ *	  it says nothing), and the verbs over them: each is carried out by
+ *	  every sink the index writes to, so that a new sink is a new SinkOps,
+ *	  and nothing that writes documents changes when it arrives.
  *
  * The write statement builds the documents once (the CTE "built") and
- * hands them to every sink in the same statement, as data-modifying CTEs
- * that run with the caller's transaction: documents written and pending
- * shipments recorded commit together, before the slot is confirmed.
+ * hands them to the table sink in the same statement, as data-modifying
+ * CTEs; the OpenSearch sink queues the ids in the same transaction.  So
+ * documents written and shipments queued commit together, before the
+ * slot is confirmed.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -16,20 +18,169 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "catalog/namespace.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+
+#include "common/pinned.h"
+#include "flusso.h"
+#include "sink/opensearch_sink.h"
 #include "sink/sink.h"
 #include "sink/table_sink.h"
 
-/* The sinks index writes to.  Only the embedded table sink, for now. */
+/*
+ * Is flusso.sink there?  Not while the SQL objects are older than the
+ * library (0.2.0, before ALTER EXTENSION UPDATE): every index has the
+ * table sink alone then.
+ */
+static bool
+sinks_recorded(void)
+{
+	return OidIsValid(get_relname_relid("sink", get_namespace_oid(FLUSSO_SCHEMA, false)));
+}
+
+/* The sinks index writes to: flusso.sink's rows, or the table sink. */
 IndexSink *
 sink_for_index(const char *index, Oid owner, const IndexSchema *schema)
 {
 	IndexSink  *sink = palloc0(sizeof(IndexSink));
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	CatalogUser saved;
 
 	sink->index = pstrdup(index);
 	sink->owner = owner;
 	sink->schema = schema;
-	sink->ops = list_make1((void *) &table_sink_ops);
+	if (!sinks_recorded())
+	{
+		sink->table = true;
+		sink->ops = list_make1((void *) &table_sink_ops);
+		return sink;
+	}
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY sink",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the sinks of index \"%s\"", index);
+	catalog_restore_user(&saved);
+	MemoryContextSwitchTo(caller);
+	sink->table = SPI_processed == 0;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *kind = SPI_getvalue(row, desc, 1);
+
+		if (strcmp(kind, "table") == 0)
+			sink->table = true;
+		else
+		{
+			sink->server = SPI_getvalue(row, desc, 2);
+			sink->options = SPI_getvalue(row, desc, 3);
+		}
+	}
+	SPI_finish();
+	if (sink->table)
+		sink->ops = lappend(sink->ops, (void *) &table_sink_ops);
+	if (sink->server)
+		sink->ops = lappend(sink->ops, (void *) &opensearch_sink_ops);
 	return sink;
+}
+
+/* Do two sets of OpenSearch options build the same OpenSearch index? */
+static bool
+same_index_options(const char *a, const char *b)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(a), CStringGetTextDatum(b)};
+	bool		isnull;
+	bool		same;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT ($1::pg_catalog.jsonb OPERATOR(pg_catalog.-) 'on_error') "
+							  "OPERATOR(pg_catalog.=) ($2::pg_catalog.jsonb OPERATOR(pg_catalog.-) 'on_error')",
+							  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not compare OpenSearch options");
+	same = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return same;
+}
+
+/*
+ * Make the sinks of index what the caller says (table; server, with
+ * options, or NULL): a sink removed is dropped (an OpenSearch one's
+ * indexes retired; the documents table, which the index lives as long as,
+ * emptied), a sink added created.  True when the index must be
+ * seeded for the sinks to have every document: a sink was added, or the
+ * OpenSearch index would be built differently.  In the caller's
+ * transaction.
+ */
+bool
+sink_set(const char *index, Oid owner, bool table, const char *server, const char *options)
+{
+	IndexSink  *old = sink_for_index(index, owner, NULL);
+	IndexSink	new = {index, owner, NULL, NIL, table, (char *) server, (char *) options};
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, JSONBOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	bool		same_server = old->server && server && strcmp(old->server, server) == 0;
+	bool		seed = false;
+	CatalogUser saved;
+
+	if (old->table && !table)
+		table_sink_empty(old);
+	if (!old->table && table)
+	{
+		table_sink_ops.create(&new);
+		seed = true;
+	}
+	if (old->server && !same_server)
+		opensearch_sink_ops.drop(old, false);
+	if (server && !(same_server && same_index_options(old->options, options)))
+		seed = true;
+
+	values[0] = CStringGetTextDatum(index);
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not replace the sinks of index \"%s\"", index);
+	for (int i = 0; i < 2; i++)
+	{
+		if ((i == 0 && !table) || (i == 1 && !server))
+			continue;
+		values[1] = CStringGetTextDatum(i == 0 ? "table" : "opensearch");
+		values[2] = i == 0 ? (Datum) 0 : CStringGetTextDatum(server);
+		nulls[2] = i == 0 ? 'n' : ' ';
+		values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(i == 0 ? "{}" : options));
+		if (SPI_execute_with_args("INSERT INTO flusso.sink (index_name, sink, server_name, options) "
+								  "VALUES ($1, $2, $3, $4)",
+								  4, types, values, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not record the sinks of index \"%s\"", index);
+	}
+	catalog_restore_user(&saved);
+	SPI_finish();
+	return seed;
+}
+
+/*
+ * An expression of the sinks of the index named by index_column, for the
+ * engine's signature: a change of sinks compiles the indexes again.
+ */
+char *
+sink_signature_sql(const char *index_column)
+{
+	if (!sinks_recorded())
+		return pstrdup("NULL");
+	return psprintf("(SELECT pg_catalog.string_agg(pg_catalog.concat_ws(':', s.sink, s.server_name, "
+					"s.options::pg_catalog.text), ',' ORDER BY s.sink) FROM flusso.sink s "
+					"WHERE s.index_name OPERATOR(pg_catalog.=) %s)", index_column);
 }
 
 /* Does a sink lack storage for the current generation? */
@@ -40,7 +191,7 @@ sink_missing(const IndexSink *sink)
 
 	foreach(lc, sink->ops)
 	{
-		if (!((const SinkOps *) lfirst(lc))->exists(sink->index))
+		if (!((const SinkOps *) lfirst(lc))->exists(sink))
 			return true;
 	}
 	return false;
@@ -53,27 +204,67 @@ sink_create(const IndexSink *sink)
 	ListCell   *lc;
 
 	foreach(lc, sink->ops)
-		((const SinkOps *) lfirst(lc))->create(sink->index, sink->owner);
+		((const SinkOps *) lfirst(lc))->create(sink);
 }
 
-void
-sink_drop(const IndexSink *sink)
+/* Does a sink have no documents unless the index is seeded? */
+bool
+sink_needs_seed(const IndexSink *sink)
 {
 	ListCell   *lc;
 
 	foreach(lc, sink->ops)
-		((const SinkOps *) lfirst(lc))->drop(sink->index);
+	{
+		if (((const SinkOps *) lfirst(lc))->needs_seed(sink))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Every sink drops the index's documents; the documents table goes too
+ * when the table sink is off (it was kept, empty, for the index to live
+ * as long as it).
+ */
+void
+sink_drop(const IndexSink *sink, bool keep)
+{
+	ListCell   *lc;
+
+	foreach(lc, sink->ops)
+		((const SinkOps *) lfirst(lc))->drop(sink, keep);
+	if (!sink->table)
+		table_sink_ops.drop(sink, keep);
+}
+
+/* The index is dropped: forget its sinks, once each has dropped its part. */
+void
+sink_forget(const char *index)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	CatalogUser saved;
+
+	if (!sinks_recorded())
+		return;
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget the sinks of index \"%s\"", index);
+	catalog_restore_user(&saved);
+	SPI_finish();
 }
 
 /*
  * The statement that builds the documents of the keys at hand with
- * build_sql (which takes the first parameters), writes them to every sink
- * (to the next generation with next), deletes those of the ids in
- * $ids_param that built nothing, and returns how many it wrote and
- * deleted.
+ * build_sql (which takes the first parameters), writes them to the sinks
+ * that take documents in the statement, in the generations target names,
+ * deletes those of the ids in $ids_param that built nothing, and returns
+ * how many it wrote and deleted.
  */
 char *
-sink_write_sql(const IndexSink *sink, bool next, const char *build_sql, int ids_param)
+sink_write_sql(const IndexSink *sink, SinkTarget target, const char *build_sql, int ids_param)
 {
 	StringInfoData sql;
 	List	   *ctes = NIL;
@@ -82,22 +273,46 @@ sink_write_sql(const IndexSink *sink, bool next, const char *build_sql, int ids_
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "WITH built AS (%s)", build_sql);
 	foreach(lc, sink->ops)
-		((const SinkOps *) lfirst(lc))->write_ctes(&sql, &ctes, sink->index, sink->schema,
-												   next, ids_param);
-	appendStringInfoString(&sql, " SELECT 0");
+	{
+		const SinkOps *ops = lfirst(lc);
+
+		if (ops->write_ctes)
+			ops->write_ctes(&sql, &ctes, sink, target, ids_param);
+	}
+	appendStringInfoString(&sql, " SELECT 0::pg_catalog.int8");
 	foreach(lc, ctes)
 		appendStringInfo(&sql, " OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM %s)",
 						 (char *) lfirst(lc));
 	return sql.data;
 }
 
+/*
+ * Queue ids (text[]) for the sinks that ship later, with the version they
+ * ship with; returns how many were queued.
+ */
+int64
+sink_queue(const IndexSink *sink, SinkTarget target, Datum ids, XLogRecPtr version)
+{
+	int64		queued = 0;
+	ListCell   *lc;
+
+	foreach(lc, sink->ops)
+	{
+		const SinkOps *ops = lfirst(lc);
+
+		if (ops->queue)
+			queued += ops->queue(sink, target, ids, version);
+	}
+	return queued;
+}
+
 void
-sink_truncate(const IndexSink *sink, bool next)
+sink_truncate(const IndexSink *sink, SinkTarget target, XLogRecPtr version)
 {
 	ListCell   *lc;
 
 	foreach(lc, sink->ops)
-		((const SinkOps *) lfirst(lc))->truncate(sink->index, next);
+		((const SinkOps *) lfirst(lc))->truncate(sink, target, version);
 }
 
 void
@@ -106,7 +321,7 @@ sink_next_begin(const IndexSink *sink)
 	ListCell   *lc;
 
 	foreach(lc, sink->ops)
-		((const SinkOps *) lfirst(lc))->next_begin(sink->index, sink->owner);
+		((const SinkOps *) lfirst(lc))->next_begin(sink);
 }
 
 /* Does every sink have a next generation (a seed to resume)? */
@@ -117,7 +332,7 @@ sink_next_exists(const IndexSink *sink)
 
 	foreach(lc, sink->ops)
 	{
-		if (!((const SinkOps *) lfirst(lc))->next_exists(sink->index))
+		if (!((const SinkOps *) lfirst(lc))->next_exists(sink))
 			return false;
 	}
 	return true;
@@ -129,7 +344,7 @@ sink_next_discard(const IndexSink *sink)
 	ListCell   *lc;
 
 	foreach(lc, sink->ops)
-		((const SinkOps *) lfirst(lc))->next_discard(sink->index);
+		((const SinkOps *) lfirst(lc))->next_discard(sink);
 }
 
 void
@@ -138,5 +353,19 @@ sink_next_swap(const IndexSink *sink)
 	ListCell   *lc;
 
 	foreach(lc, sink->ops)
-		((const SinkOps *) lfirst(lc))->next_swap(sink->index);
+		((const SinkOps *) lfirst(lc))->next_swap(sink);
+}
+
+void
+sink_retry_rejected(const IndexSink *sink, XLogRecPtr version)
+{
+	ListCell   *lc;
+
+	foreach(lc, sink->ops)
+	{
+		const SinkOps *ops = lfirst(lc);
+
+		if (ops->retry_rejected)
+			ops->retry_rejected(sink, version);
+	}
 }

@@ -19,7 +19,8 @@
  * A seed writes into a shadow table of the same name in schema
  * flusso_seed, which has only its primary key while it fills; its GIN
  * indexes are built once, at the end, and it then replaces the documents
- * table in one transaction.
+ * table in one transaction.  Meanwhile live changes are written to both
+ * tables, so readers of the documents table never see frozen documents.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -130,88 +131,110 @@ table_exists(const char *index, bool next)
 }
 
 static bool
-table_sink_exists(const char *index)
+table_sink_exists(const IndexSink *sink)
 {
-	return table_exists(index, false);
+	return table_exists(sink->index, false);
 }
 
 /* The documents table of an index, when it is missing. */
 static void
-table_sink_create(const char *index, Oid owner)
+table_sink_create(const IndexSink *sink)
 {
 	CatalogUser saved;
 
-	if (table_exists(index, false))
+	if (table_exists(sink->index, false))
 		return;
 	SPI_connect();
 	catalog_become_owner(&saved);
-	create_table(FLUSSO_DOCS_SCHEMA, index, owner, true);
+	create_table(FLUSSO_DOCS_SCHEMA, sink->index, sink->owner, true);
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
 
+/* A documents table missing is created empty: no seed is asked for. */
+static bool
+table_sink_needs_seed(const IndexSink *sink)
+{
+	return false;
+}
+
 /*
- * Upsert the documents that built and changed (with their tsvector), and
- * delete those of the ids at hand that built nothing.
+ * Upsert the documents that built and changed (with their tsvector) into
+ * one generation's table, and delete those of the ids at hand that built
+ * nothing.  The CTEs are named after the generation.
  */
 static void
-table_sink_write_ctes(StringInfo sql, List **ctes, const char *index,
-					  const IndexSchema *schema, bool next, int ids_param)
+write_generation(StringInfo sql, List **ctes, const IndexSink *sink, bool next, int ids_param)
 {
-	char	   *table = table_name(index, next);
+	char	   *table = table_name(sink->index, next);
+	const char *up = next ? "table_next_up" : "table_up";
+	const char *del = next ? "table_next_del" : "table_del";
 
 	appendStringInfo(sql,
-					 ", table_up AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
+					 ", %s AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
 					 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
 					 "updated_at = pg_catalog.clock_timestamp() "
 					 "WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
-					 "table_del AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
+					 "%s AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
 					 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING 1)",
-					 table, doc_search_expr(schema, "built.doc"), table, ids_param);
-	*ctes = lappend(*ctes, "table_up");
-	*ctes = lappend(*ctes, "table_del");
+					 up, table, doc_search_expr(sink->schema, "built.doc"), del, table, ids_param);
+	*ctes = lappend(*ctes, (char *) up);
+	*ctes = lappend(*ctes, (char *) del);
+}
+
+static void
+table_sink_write_ctes(StringInfo sql, List **ctes, const IndexSink *sink,
+					  SinkTarget target, int ids_param)
+{
+	if (target != SINK_NEXT)
+		write_generation(sql, ctes, sink, false, ids_param);
+	if (target != SINK_CURRENT)
+		write_generation(sql, ctes, sink, true, ids_param);
 }
 
 /* Every document gone: the root table was truncated. */
 static void
-table_sink_truncate(const char *index, bool next)
+table_sink_truncate(const IndexSink *sink, SinkTarget target, XLogRecPtr version)
 {
 	SPI_connect();
-	run(psprintf("DELETE FROM %s", table_name(index, next)));
+	if (target != SINK_NEXT)
+		run(psprintf("DELETE FROM %s", table_name(sink->index, false)));
+	if (target != SINK_CURRENT)
+		run(psprintf("DELETE FROM %s", table_name(sink->index, true)));
 	SPI_finish();
 }
 
 /* A fresh, empty shadow table for a seed, replacing any left behind. */
 static void
-table_sink_next_begin(const char *index, Oid owner)
+table_sink_next_begin(const IndexSink *sink)
 {
 	CatalogUser saved;
 
 	SPI_connect();
 	catalog_become_owner(&saved);
-	if (table_exists(index, true))
-		run(psprintf("DROP TABLE %s", table_name(index, true)));
-	create_table(FLUSSO_SEED_SCHEMA, index, owner, false);
+	if (table_exists(sink->index, true))
+		run(psprintf("DROP TABLE %s", table_name(sink->index, true)));
+	create_table(FLUSSO_SEED_SCHEMA, sink->index, sink->owner, false);
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
 
 static bool
-table_sink_next_exists(const char *index)
+table_sink_next_exists(const IndexSink *sink)
 {
-	return table_exists(index, true);
+	return table_exists(sink->index, true);
 }
 
 static void
-table_sink_next_discard(const char *index)
+table_sink_next_discard(const IndexSink *sink)
 {
 	CatalogUser saved;
 
-	if (!table_exists(index, true))
+	if (!table_exists(sink->index, true))
 		return;
 	SPI_connect();
 	catalog_become_owner(&saved);
-	run(psprintf("DROP TABLE %s", table_name(index, true)));
+	run(psprintf("DROP TABLE %s", table_name(sink->index, true)));
 	catalog_restore_user(&saved);
 	SPI_finish();
 }
@@ -223,8 +246,9 @@ table_sink_next_discard(const char *index)
  * commits with the caller.
  */
 static void
-table_sink_next_swap(const char *index)
+table_sink_next_swap(const IndexSink *sink)
 {
+	const char *index = sink->index;
 	char	   *shadow = table_name(index, true);
 	CatalogUser saved;
 
@@ -241,9 +265,31 @@ table_sink_next_swap(const char *index)
 	SPI_finish();
 }
 
-static void
-table_sink_drop(const char *index)
+/*
+ * The table sink is turned off: the documents table stays, empty, since
+ * the index lives as long as it and follows its owner (index/follow.c);
+ * a seed's shadow goes.
+ */
+void
+table_sink_empty(const IndexSink *sink)
 {
+	CatalogUser saved;
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (table_exists(sink->index, false))
+		run(psprintf("TRUNCATE %s", table_name(sink->index, false)));
+	if (table_exists(sink->index, true))
+		run(psprintf("DROP TABLE %s", table_name(sink->index, true)));
+	catalog_restore_user(&saved);
+	SPI_finish();
+}
+
+/* Both tables; there is nothing to keep elsewhere. */
+static void
+table_sink_drop(const IndexSink *sink, bool keep)
+{
+	const char *index = sink->index;
 	CatalogUser saved;
 
 	SPI_connect();
@@ -262,6 +308,7 @@ const SinkOps table_sink_ops = {
 	.name = "table",
 	.exists = table_sink_exists,
 	.create = table_sink_create,
+	.needs_seed = table_sink_needs_seed,
 	.drop = table_sink_drop,
 	.write_ctes = table_sink_write_ctes,
 	.truncate = table_sink_truncate,

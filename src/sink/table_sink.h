@@ -14,4 +14,6 @@
 
 extern const SinkOps table_sink_ops;
 
+extern void table_sink_empty(const IndexSink *sink);
+
 #endif							/* FLUSSO_SINK_TABLE_SINK_H */

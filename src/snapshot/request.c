@@ -1,13 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * request.c
- *	  flusso_resnapshot(name): ask for an index to be seeded again.
+ *	  The requests that travel in stream order: flusso_resnapshot(name),
+ *	  seed an index again, and flusso_retry_rejected(name), ship its
+ *	  rejected documents again.
  *
- * The request is a row in flusso.signal, so the worker sees it in stream
+ * A request is a row in flusso.signal, so the worker sees it in stream
  * order, after every change committed before it.  The worker marks the
- * index for seeding in the transaction that reads the request, and
- * deletes the row once that seed is complete: a crash in between seeds
- * again rather than not at all.
+ * index for seeding in the transaction that reads a re-snapshot request,
+ * and deletes the row once that seed is complete: a crash in between
+ * seeds again rather than not at all.  A retry queues the rejected
+ * documents again with the version of the request's commit, in the
+ * transaction that reads it.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -27,13 +31,14 @@
 #include "common/requests.h"
 
 PG_FUNCTION_INFO_V1(flusso_resnapshot);
+PG_FUNCTION_INFO_V1(flusso_retry_rejected);
 
-Datum
-flusso_resnapshot(PG_FUNCTION_ARGS)
+/* Insert a request of kind for index name, as its owner may. */
+static Datum
+insert_request(const char *kind, const char *name)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(kind), CStringGetTextDatum(name)};
 	StoredIndex *index;
 	CatalogUser saved;
 	bool		isnull;
@@ -45,14 +50,48 @@ flusso_resnapshot(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) "
-							  "VALUES ('" SIGNAL_RESNAPSHOT "', $1) RETURNING id",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not insert a re-snapshot request for index \"%s\"", name);
+	if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) VALUES ($1, $2) RETURNING id",
+							  2, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "could not insert a %s request for index \"%s\"", kind, name);
 	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	id = SPI_datumTransfer(id, false, UUID_LEN);
 	catalog_restore_user(&saved);
 	SPI_finish();
 	request_worker_at_commit(true);
-	PG_RETURN_DATUM(id);
+	return id;
+}
+
+/* flusso_resnapshot(name text) RETURNS uuid: the request's id */
+Datum
+flusso_resnapshot(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_DATUM(insert_request(SIGNAL_RESNAPSHOT, text_to_cstring(PG_GETARG_TEXT_PP(0))));
+}
+
+/*
+ * flusso_retry_rejected(name text) RETURNS bigint: how many rejected
+ * documents the request will queue again (it also lets an index that
+ * on_error 'stop' stopped ship again).
+ */
+Datum
+flusso_retry_rejected(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	CatalogUser saved;
+	bool		isnull;
+	int64		count;
+
+	(void) insert_request(SIGNAL_RETRY, name);
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM flusso.rejected "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the rejected documents of index \"%s\"", name);
+	count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	catalog_restore_user(&saved);
+	SPI_finish();
+	PG_RETURN_INT64(count);
 }

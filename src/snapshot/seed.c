@@ -479,7 +479,9 @@ save_cursor(Seed *s)
 
 /*
  * The high watermark arrived: build and write what the stream did not,
- * save the cursor with it, and finish after the last chunk.
+ * save the cursor with it, and finish after the last chunk.  The chunk's
+ * documents are versioned by its low watermark: every change before it
+ * is in them, and the stream rebuilt those changed after it.
  */
 static void
 close_chunk(Seed **seed)
@@ -489,7 +491,7 @@ close_chunk(Seed **seed)
 	int64		written;
 
 	if (!engine_attempt(s->ei, "could not seed a chunk", keys_to_build, &chunk) ||
-		!engine_build(s->ei, chunk.keys, &written))
+		!engine_build(s->ei, chunk.keys, s->low_lsn, &written))
 	{
 		/* isolated and marked for seeding by the engine */
 		forget(seed);
@@ -513,13 +515,14 @@ close_chunk(Seed **seed)
  * builds); the high one closes it, and the rest of the chunk is built.
  */
 bool
-seed_watermark(Seed **seed, const char *id)
+seed_watermark(Seed **seed, const char *id, XLogRecPtr lsn)
 {
 	Seed	   *s = *seed;
 
 	if (s && s->state == SEED_AWAIT_LOW && strcmp(id, s->low) == 0)
 	{
 		s->state = SEED_AWAIT_HIGH;
+		s->low_lsn = lsn;
 		engine_capture_begin(s->ei, s->chunk_context);
 		return true;
 	}

@@ -40,6 +40,7 @@ typedef struct Seed
 	bool		final_chunk;	/* nothing lies beyond this chunk */
 	char		low[UUID_TEXT_LEN];
 	char		high[UUID_TEXT_LEN];
+	XLogRecPtr	low_lsn;		/* the low watermark's commit: the version */
 	int64		done;			/* root keys read so far */
 	int64		total;			/* estimated root rows */
 } Seed;
@@ -48,7 +49,7 @@ extern void seed_mark_resumable(Engine *engine);
 extern bool seed_wanted(Engine *engine);
 extern Seed *seed_begin(Engine *engine, const char *publication);
 extern void seed_read_chunk(Seed **seed);
-extern bool seed_watermark(Seed **seed, const char *id);
+extern bool seed_watermark(Seed **seed, const char *id, XLogRecPtr lsn);
 extern void seed_abandon(Seed **seed, EngineIndex *ei);
 extern bool seed_handle_signals(Engine *engine, Seed **seed, List *signals);
 extern void seed_finish(Seed **seed);

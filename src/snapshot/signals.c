@@ -103,6 +103,26 @@ seed_again(Engine *engine, Seed **seed, const Signal *signal)
 }
 
 /*
+ * flusso_retry_rejected(): queue the index's rejected documents again, at
+ * the version of the request's commit, and forget the request.
+ */
+static void
+retry_rejected(Engine *engine, const Signal *signal)
+{
+	EngineIndex *ei = engine_index(engine, signal->index_name);
+
+	if (ei && !engine_index_broken(ei))
+	{
+		engine_retry_rejected(ei, signal->lsn);
+		ereport(LOG,
+				(errmsg("flusso: the rejected documents of index \"%s\" are queued again",
+						signal->index_name)));
+	}
+	execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1",
+			SPI_OK_DELETE, signal->id);
+}
+
+/*
  * Act on the signals a batch ended with, in the batch's transaction, after
  * its changes were applied.  A re-snapshot request, a rewrite of a table
  * an index reads, or a change the publication did not cover marks the
@@ -129,7 +149,9 @@ seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 			/* its columns may read differently now: compile it again */
 			reload |= strcmp(signal->kind, SIGNAL_REWRITE) == 0;
 		}
-		else if (!seed_watermark(seed, signal->id))
+		else if (strcmp(signal->kind, SIGNAL_RETRY) == 0)
+			retry_rejected(engine, signal);
+		else if (!seed_watermark(seed, signal->id, signal->lsn))
 		{
 			/* a watermark of an earlier run, or of a seed abandoned */
 			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1 "

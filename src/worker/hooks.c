@@ -91,13 +91,15 @@ slot_active(Oid dboid)
  * has.  A worker between batches sees the request at once; one busy in a
  * long statement, waiting for a consistent point or for a lock is
  * terminated after a moment, as DROP DATABASE WITH (FORCE) would
- * terminate a backend, and releases the slot as it exits.
+ * terminate a backend, and releases the slot as it exits.  The shipper,
+ * which holds nothing that must be released, is terminated at once.
  */
 static void
 release_database(Oid dboid)
 {
 	DatabaseEntry *entry;
 	Latch	   *latch = NULL;
+	pid_t		shipper = 0;
 	TimestampTz start = GetCurrentTimestamp();
 	TimestampTz deadline;
 	bool		terminated = false;
@@ -111,13 +113,18 @@ release_database(Oid dboid)
 		entry->stop_requested = true;
 		entry->hold_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 														DROP_DATABASE_HOLD_MS);
+		entry->shipper_hold_until = entry->hold_until;
 		latch = entry->worker_latch;
+		shipper = entry->shipper_pid;
 	}
 	LWLockRelease(flusso_shared->lock);
 	if (entry == NULL)
 		return;
 	if (latch)
 		SetLatch(latch);
+	/* the shipper holds no slot: it stops at once */
+	if (shipper != 0)
+		(void) kill(shipper, SIGTERM);
 
 	deadline = TimestampTzPlusMilliseconds(start, DROP_DATABASE_WAIT_MS);
 	for (;;)
@@ -127,9 +134,10 @@ release_database(Oid dboid)
 
 		LWLockAcquire(flusso_shared->lock, LW_SHARED);
 		pid = entry->dboid == dboid ? entry->worker_pid : 0;
+		shipper = entry->dboid == dboid ? entry->shipper_pid : 0;
 		LWLockRelease(flusso_shared->lock);
 		/* the worker forgets its pid before it releases the slot */
-		if ((pid == 0 && !slot_active(dboid)) || now >= deadline)
+		if ((pid == 0 && shipper == 0 && !slot_active(dboid)) || now >= deadline)
 			break;
 		if (pid != 0 && !terminated &&
 			TimestampDifferenceExceeds(start, now, DROP_DATABASE_GRACE_MS))

@@ -3,7 +3,8 @@
  * launcher.c
  *	  The "flusso launcher" background worker: starts one worker per
  *	  database that has flusso and at least one index, and restarts it when
- *	  it exits.
+ *	  it exits; and one shipper per database whose OpenSearch sinks have
+ *	  something to do.
  *
  * The launcher connects to no database, so it cannot read their catalogs.
  * SQL functions tell it about their database through shared memory (at
@@ -54,6 +55,19 @@
 
 static BackgroundWorkerHandle *workers[FLUSSO_MAX_DATABASES];
 static BackgroundWorkerHandle *probes[FLUSSO_MAX_DATABASES];
+static BackgroundWorkerHandle *shippers[FLUSSO_MAX_DATABASES];
+
+/* What a dynamic background worker of the launcher's is. */
+typedef enum WorkerKind
+{
+	KIND_WORKER,
+	KIND_PROBE,
+	KIND_SHIPPER
+} WorkerKind;
+
+static const char *const kind_names[] = {"flusso worker", "flusso probe", "flusso shipper"};
+static const char *const kind_functions[] = {"flusso_worker_main", "flusso_probe_main",
+"flusso_shipper_main"};
 
 /* Register the launcher; from _PG_init while preloading. */
 void
@@ -123,7 +137,7 @@ database_usable(Oid dboid)
 }
 
 static BackgroundWorkerHandle *
-start_worker(int index, Oid dboid, bool probe)
+start_worker(int index, Oid dboid, WorkerKind kind)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -135,11 +149,9 @@ start_worker(int index, Oid dboid, bool probe)
 	worker.bgw_main_arg = Int32GetDatum(index);
 	worker.bgw_notify_pid = MyProcPid;
 	strlcpy(worker.bgw_library_name, "flusso", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, probe ? "flusso_probe_main" : "flusso_worker_main",
-			BGW_MAXLEN);
-	snprintf(worker.bgw_name, BGW_MAXLEN, "%s for database %u",
-			 probe ? "flusso probe" : "flusso worker", dboid);
-	strlcpy(worker.bgw_type, probe ? "flusso probe" : "flusso worker", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, kind_functions[kind], BGW_MAXLEN);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "%s for database %u", kind_names[kind], dboid);
+	strlcpy(worker.bgw_type, kind_names[kind], BGW_MAXLEN);
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 	{
 		ereport(WARNING,
@@ -224,10 +236,10 @@ launch(void)
 			continue;
 		}
 		if (wanted)
-			workers[i] = start_worker(i, dboid, false);
+			workers[i] = start_worker(i, dboid, KIND_WORKER);
 		else
 		{
-			probes[i] = start_worker(i, dboid, true);
+			probes[i] = start_worker(i, dboid, KIND_PROBE);
 			probing = probes[i] != NULL;
 		}
 		if (workers[i] == NULL && probes[i] == NULL)
@@ -243,6 +255,41 @@ launch(void)
 			}
 			LWLockRelease(flusso_shared->lock);
 		}
+	}
+}
+
+/*
+ * Start the shippers that are wanted and not running.  One that exited
+ * while still wanted is started again after a delay, as a worker is.
+ */
+static void
+launch_shippers(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
+	{
+		DatabaseEntry *entry = &flusso_shared->databases[i];
+		bool		was_running = shippers[i] != NULL;
+		bool		wanted;
+		Oid			dboid;
+
+		if (running(&shippers[i]))
+			continue;
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		dboid = entry->dboid;
+		wanted = entry->shipper_wanted && OidIsValid(dboid);
+		if (was_running && wanted)
+		{
+			int			delay = RESTART_DELAY_MS << Min(entry->shipper_failures, 6);
+
+			entry->shipper_failures++;
+			entry->shipper_hold_until = TimestampTzPlusMilliseconds(now, Min(delay, RESTART_DELAY_MAX_MS));
+		}
+		wanted &= now >= entry->shipper_hold_until;
+		LWLockRelease(flusso_shared->lock);
+		if (wanted)
+			shippers[i] = start_worker(i, dboid, KIND_SHIPPER);
 	}
 }
 
@@ -272,6 +319,7 @@ flusso_launcher_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		launch();
+		launch_shippers();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 LAUNCHER_NAPTIME_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

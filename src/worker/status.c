@@ -3,7 +3,14 @@
  * status.c
  *	  flusso_status(): one row per index of this database, from the catalog
  *	  (so that a new index shows at once), with its phase and the
- *	  database-wide figures of the worker from shared memory.
+ *	  database-wide figures of the worker from shared memory, and for an
+ *	  index with an OpenSearch sink, its shipping: what is queued (and
+ *	  since when) and rejected, from the catalog, and what the shipper
+ *	  shipped and last failed at, from shared memory.
+ *
+ * The library may be newer than the SQL objects (before ALTER EXTENSION
+ * UPDATE): the shipping columns are filled only when the function
+ * declares them.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -12,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -27,7 +35,76 @@
 
 PG_FUNCTION_INFO_V1(flusso_status);
 
-#define STATUS_COLUMNS 14
+#define STATUS_COLUMNS 20
+#define STATUS_COLUMNS_0_2 14
+
+/* What the catalog says of an index's shipping. */
+typedef struct Shipping
+{
+	bool		ships;
+	int64		pending;
+	double		oldest_seconds; /* -1: nothing pending */
+	int64		rejected;
+	char	   *stopped;
+} Shipping;
+
+/* The shipping of every index with an OpenSearch sink, by name. */
+static List *
+load_shipping(List **names)
+{
+	List	   *shipping = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	CatalogUser saved;
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute("SELECT s.index_name, "
+					"(SELECT pg_catalog.count(*) FROM flusso.outbox o "
+					" WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
+					"(SELECT EXTRACT(EPOCH FROM pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) "
+					"  pg_catalog.min(o.queued_at))::pg_catalog.float8 FROM flusso.outbox o "
+					" WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
+					"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+					" WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), "
+					"s.stopped FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the OpenSearch sinks");
+	catalog_restore_user(&saved);
+	MemoryContextSwitchTo(caller);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		Shipping   *s = palloc0(sizeof(Shipping));
+		bool		isnull;
+		Datum		oldest;
+
+		*names = lappend(*names, SPI_getvalue(row, desc, 1));
+		s->ships = true;
+		s->pending = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+		oldest = SPI_getbinval(row, desc, 3, &isnull);
+		s->oldest_seconds = isnull ? -1 : DatumGetFloat8(oldest);
+		s->rejected = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
+		s->stopped = SPI_getvalue(row, desc, 5);
+		shipping = lappend(shipping, s);
+	}
+	SPI_finish();
+	return shipping;
+}
+
+static Shipping *
+shipping_of(List *names, List *shipping, const char *name)
+{
+	ListCell   *nc,
+			   *sc;
+
+	forboth(nc, names, sc, shipping)
+	{
+		if (strcmp(lfirst(nc), name) == 0)
+			return lfirst(sc);
+	}
+	return NULL;
+}
 
 /* The slot's confirmed position, or InvalidXLogRecPtr without a slot. */
 static XLogRecPtr
@@ -48,6 +125,31 @@ slot_confirmed(const char *slot_name)
 	return confirmed;
 }
 
+/* The shipping columns: NULL for an index without an OpenSearch sink. */
+static void
+fill_shipping(Datum *values, bool *nulls, const Shipping *ship, const IndexStatus *status)
+{
+	for (int c = STATUS_COLUMNS_0_2; c < STATUS_COLUMNS; c++)
+		nulls[c] = true;
+	if (ship == NULL)
+		return;
+	values[14] = Int64GetDatum(ship->pending);
+	nulls[14] = false;
+	values[15] = Float8GetDatum(Max(ship->oldest_seconds, 0.0));
+	nulls[15] = ship->oldest_seconds < 0;
+	values[16] = Int64GetDatum(status ? status->shipped : 0);
+	nulls[16] = false;
+	values[17] = Int64GetDatum(ship->rejected);
+	nulls[17] = false;
+	if (ship->stopped)
+		values[18] = CStringGetTextDatum(ship->stopped);
+	else if (status && status->ship_error[0])
+		values[18] = CStringGetTextDatum(status->ship_error);
+	nulls[18] = ship->stopped == NULL && !(status && status->ship_error[0]);
+	values[19] = TimestampTzGetDatum(status ? status->ship_error_at : 0);
+	nulls[19] = status == NULL || status->ship_error_at == 0;
+}
+
 Datum
 flusso_status(PG_FUNCTION_ARGS)
 {
@@ -57,10 +159,16 @@ flusso_status(PG_FUNCTION_ARGS)
 	XLogRecPtr	flushed = GetFlushRecPtr(NULL);
 	DatabaseEntry copy;
 	bool		have_entry = false;
+	List	   *shipping_names = NIL;
+	List	   *shipping = NIL;
+	bool		ship_columns;
 	ListCell   *lc;
 
 	flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
+	ship_columns = rsinfo->setDesc->natts >= STATUS_COLUMNS;
+	if (ship_columns)
+		shipping = load_shipping(&shipping_names);
 
 	memset(&copy, 0, sizeof(copy));
 	if (flusso_shared)
@@ -81,8 +189,10 @@ flusso_status(PG_FUNCTION_ARGS)
 	{
 		const char *name = lfirst(lc);
 		IndexStatus *status = NULL;
+		Shipping   *ship = shipping_of(shipping_names, shipping, name);
 		Datum		values[STATUS_COLUMNS];
 		bool		nulls[STATUS_COLUMNS];
+		IndexPhase	phase;
 
 		memset(nulls, 0, sizeof(nulls));
 		for (int i = 0; have_entry && i < copy.nindexes; i++)
@@ -93,9 +203,12 @@ flusso_status(PG_FUNCTION_ARGS)
 
 		values[0] = CStringGetTextDatum(name);
 		/* without a worker, nothing is kept up to date */
-		values[1] = CStringGetTextDatum(phase_name(copy.no_worker_slot && copy.worker_pid == 0
-												   ? PHASE_ERROR
-												   : status ? status->phase : PHASE_IDLE));
+		phase = copy.no_worker_slot && copy.worker_pid == 0 ? PHASE_ERROR
+			: status ? status->phase : PHASE_IDLE;
+		/* on_error 'stop' stopped the shipping: this index alone is in error */
+		if (ship && ship->stopped)
+			phase = PHASE_ERROR;
+		values[1] = CStringGetTextDatum(phase_name(phase));
 		values[2] = Int64GetDatum(status ? status->snapshot_done : 0);
 		values[3] = Int64GetDatum(status ? status->snapshot_total : 0);
 		values[4] = Int32GetDatum(copy.worker_pid);
@@ -118,6 +231,8 @@ flusso_status(PG_FUNCTION_ARGS)
 			nulls[12] = true;
 		values[13] = TimestampTzGetDatum(copy.last_error_at);
 		nulls[13] = copy.last_error_at == 0;
+		if (ship_columns)
+			fill_shipping(values, nulls, ship, status);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

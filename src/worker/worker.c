@@ -395,7 +395,15 @@ start_up(WorkerState *ws)
 	set_state(ws->entry, "streaming");
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	ws->entry->failures = 0;
+	/* after a restart, the shipper has what was queued before it */
+	if (engine_ships(ws->engine))
+	{
+		ws->entry->shipper_wanted = true;
+		ws->entry->shipper_requests++;
+	}
 	LWLockRelease(flusso_shared->lock);
+	if (engine_ships(ws->engine))
+		shared_wake_shipper(ws->entry);
 	return WORKER_GOES_ON;
 }
 

@@ -1,0 +1,144 @@
+--
+-- opensearch: OpenSearch servers and user mappings as PostgreSQL keeps
+-- them (the flusso_opensearch wrapper's validator), and an index's sinks
+-- (flusso_set_sinks).  Bad input is refused with a clear error and
+-- changes nothing.  No cluster is needed: the TAP tests ship to a real one.
+--
+CREATE EXTENSION flusso;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fixtures :abs_srcdir '/test/fixtures/'
+\i :fixtures/schema.sql
+SELECT pg_read_file(:'fixtures' || 'books.schema.yml') AS books_definition \gset
+SELECT flusso_create_index('books', :'books_definition');
+
+-- a server needs a URL; its options are checked when set
+CREATE SERVER nourl FOREIGN DATA WRAPPER flusso_opensearch;
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'ftp://example.com');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'not a url');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://admin:secret@example.com:9200');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com/?pretty');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix 'Upper-');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix '_x');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', tls_verify 'maybe');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', request_timeout '0');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', bulk_max_documents '10k');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', ca_file 'relative.pem');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', client_key '/k.pem');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', aws_region 'EU WEST');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', password 'x');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', colour 'blue');
+SELECT count(*) AS servers FROM pg_foreign_server;
+
+CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
+	OPTIONS (url 'http://127.0.0.1:1/', index_prefix 'regress-', connect_timeout '2');
+ALTER SERVER search OPTIONS (ADD bulk_max_bytes '12');
+ALTER SERVER search OPTIONS (DROP url);
+SELECT srvoptions FROM pg_foreign_server WHERE srvname = 'search';
+
+-- user mappings hold credentials, in pairs
+CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (user 'flusso');
+CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (password 'secret');
+CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (aws_session_token 't');
+CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (url 'http://x');
+CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (user 'flusso', password '');
+CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (user 'flusso', password 'secret');
+
+-- a member of flusso_admin may not point flusso anywhere: only a superuser
+-- creates servers, and grants USAGE on them
+CREATE ROLE regress_os_admin LOGIN;
+GRANT flusso_admin TO regress_os_admin;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO regress_os_admin;
+SET ROLE regress_os_admin;
+CREATE SERVER mine FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://169.254.169.254');
+SELECT flusso_create_index('theirs', :'books_definition');
+SELECT flusso_set_sinks('theirs', ARRAY['table', 'search']);
+-- nor use another role's credentials: the owner's user mapping is looked up
+SELECT umoptions FROM pg_user_mappings WHERE srvname = 'search';
+RESET ROLE;
+
+-- the sinks of an index: 'table' and/or one flusso_opensearch server
+CREATE FOREIGN DATA WRAPPER other_fdw;
+CREATE SERVER notours FOREIGN DATA WRAPPER other_fdw;
+SELECT flusso_set_sinks('books', ARRAY[]::text[]);
+SELECT flusso_set_sinks('books', ARRAY['table', 'table']);
+SELECT flusso_set_sinks('books', ARRAY['table', NULL]);
+SELECT flusso_set_sinks('books', ARRAY['nosuch']);
+SELECT flusso_set_sinks('books', ARRAY['notours']);
+CREATE SERVER search2 FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://127.0.0.1:2');
+SELECT flusso_set_sinks('books', ARRAY['search', 'search2']);
+SELECT flusso_set_sinks('books', ARRAY['table'], '{"replicas": 1}');
+SELECT flusso_set_sinks('books', ARRAY['search'], '{"replicas": -1}');
+SELECT flusso_set_sinks('books', ARRAY['search'], '{"shards": 2.5}');
+SELECT flusso_set_sinks('books', ARRAY['search'], '{"refresh_interval": "soon"}');
+SELECT flusso_set_sinks('books', ARRAY['search'], '{"on_error": "ignore"}');
+SELECT flusso_set_sinks('books', ARRAY['search'], '{"colour": "blue"}');
+SELECT flusso_set_sinks('books', ARRAY['search'], '[]');
+SELECT flusso_set_sinks('nosuch', ARRAY['table']);
+-- nothing changed: the table sink alone, as every index has by default
+SELECT count(*) AS sink_rows FROM flusso.sink;
+
+-- both sinks; the options are completed with their defaults, and the new
+-- sink has the index seeded
+BEGIN;
+SELECT flusso_set_sinks('books', ARRAY['table', 'search'], '{"replicas": 0, "on_error": "stop"}');
+SELECT sink, server_name, options FROM flusso.sink ORDER BY sink;
+SELECT needs_seed FROM flusso.index WHERE name = 'books';
+COMMIT;
+
+-- another owner's index cannot be given sinks
+SET ROLE regress_os_admin;
+SELECT flusso_set_sinks('books', ARRAY['table']);
+SELECT flusso_retry_rejected('books');
+RESET ROLE;
+
+-- nothing rejected yet; flusso_rejected is for whom may read the documents
+SELECT * FROM flusso_rejected('books');
+SET ROLE regress_os_admin;
+SELECT * FROM flusso_rejected('books');
+RESET ROLE;
+SELECT flusso_retry_rejected('books');
+
+-- check says what stands in the way: here, no cluster answers
+SELECT index, path, severity, message LIKE 'OpenSearch server "search" cannot be reached: %' AS unreachable
+FROM flusso_check() WHERE path = 'sinks.opensearch';
+
+-- a server the owner may not use any more
+CREATE ROLE regress_os_owner LOGIN;
+GRANT flusso_admin TO regress_os_owner;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO regress_os_owner;
+GRANT USAGE ON FOREIGN SERVER search TO regress_os_owner;
+SET ROLE regress_os_owner;
+SELECT flusso_create_index('owned', :'books_definition');
+SELECT flusso_set_sinks('owned', ARRAY['search']);
+RESET ROLE;
+REVOKE USAGE ON FOREIGN SERVER search FROM regress_os_owner;
+SELECT index, severity, message, hint FROM flusso_check()
+WHERE index = 'owned' AND path = 'sinks.opensearch';
+-- provision grants it back, where the caller may
+SELECT action, sql, applied FROM flusso_provision() WHERE action LIKE 'usage on server%';
+SELECT has_server_privilege('regress_os_owner', 'search', 'USAGE') AS usable;
+
+-- an OpenSearch-only index keeps its documents table, empty: the index
+-- lives as long as it and follows its owner; there is nothing to search
+SELECT to_regclass('flusso_docs.owned') IS NOT NULL AS kept;
+SELECT * FROM flusso_search('owned', 'levi');
+SELECT flusso_set_sinks('owned', ARRAY['table']);
+SELECT count(*) AS searched FROM flusso_search('owned', 'levi');
+
+-- dropping the index forgets its sinks; its OpenSearch indexes are retired
+-- for the shipper to delete, or kept
+SELECT flusso_drop_index('owned');
+SELECT flusso_drop_index('books', keep_opensearch => true);
+SELECT count(*) AS sink_rows FROM flusso.sink;
+SELECT count(*) AS generations FROM flusso.opensearch_generation WHERE state <> 'retired';
+
+DROP USER MAPPING FOR CURRENT_USER SERVER search;
+DROP SERVER search;
+DROP SERVER search2;
+DROP SERVER notours;
+DROP FOREIGN DATA WRAPPER other_fdw;
+DROP EXTENSION flusso CASCADE;
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM regress_os_admin, regress_os_owner;
+DROP ROLE regress_os_admin;
+DROP ROLE regress_os_owner;
+DROP TABLE "references", loans, reviews, book_authors, books, authors, publishers;

@@ -1,0 +1,173 @@
+/*-------------------------------------------------------------------------
+ *
+ * opensearch.c
+ *	  flusso_check() for an index's OpenSearch sink: the server exists and
+ *	  the owner may use it, the cluster answers and takes the credentials of
+ *	  the owner's user mapping, it accepts the index's mapping (an index is
+ *	  created with it and deleted again), and what the shipper says:
+ *	  stopped, documents rejected.
+ *
+ * A request's failure is reported with the server, the status and
+ * OpenSearch's error type; the reason OpenSearch gives for refusing a
+ * mapping is shown too, since it quotes the mapping, not documents.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "check/opensearch.h"
+#include "common/pinned.h"
+#include "opensearch/api.h"
+#include "opensearch/json.h"
+#include "sink/sink.h"
+
+#define PATH "sinks.opensearch"
+
+/* Can the cluster be reached, with the owner's credentials? */
+static bool
+check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const char *owner)
+{
+	HttpRequest *req = os_cluster_info(server);
+	Jsonb	   *info;
+	JsonbContainer *version;
+
+	if (req->status == 0)
+	{
+		diag_add(dsink, SEVERITY_ERROR, PATH,
+				 "Check the server's url option, the network, and for https its certificate (ca_file, tls_verify).",
+				 "OpenSearch server \"%s\" cannot be reached: %s", server->name, req->error);
+		return false;
+	}
+	if (req->status == 401 || req->status == 403)
+	{
+		diag_add(dsink, SEVERITY_ERROR, PATH,
+				 psprintf("Give role \"%s\" credentials the cluster takes: CREATE USER MAPPING FOR %s SERVER %s OPTIONS (user '...', password '...').",
+						  owner, quote_identifier(owner), quote_identifier(server->name)),
+				 "OpenSearch server \"%s\" refuses the credentials of %s (HTTP %ld)",
+				 server->name,
+				 server->has_mapping ? psprintf("the user mapping of role \"%s\"", owner)
+				 : psprintf("role \"%s\", which has no user mapping for it", owner),
+				 req->status);
+		return false;
+	}
+	if (!os_succeeded(req, 0))
+	{
+		diag_add(dsink, SEVERITY_ERROR, PATH, NULL, "%s", http_failure(req));
+		return false;
+	}
+	info = os_json_parse(req->response);
+	version = info ? os_json_object(&info->root, "version") : NULL;
+	diag_add(dsink, SEVERITY_INFO, PATH, NULL,
+			 "OpenSearch server \"%s\" answers: %s %s", server->name,
+			 version && os_json_text(version, "distribution") ? os_json_text(version, "distribution")
+			 : "a cluster",
+			 version && os_json_text(version, "number") ? os_json_text(version, "number") : "");
+	return true;
+}
+
+/*
+ * Does the cluster accept the mapping?  An index is created with it, under
+ * a name no flusso index takes, and deleted again.
+ */
+static void
+check_mapping(DiagnosticSink *dsink, const OpenSearchServer *server, const StoredIndex *index)
+{
+	char	   *probe = psprintf("%s%s-check-%d", server->index_prefix, index->name, MyProcPid);
+	char	   *body = os_index_body(schema_mapping_json(index->schema), 1, 0, "-1");
+	HttpRequest *req = os_create_index(server, probe, body);
+
+	if (!os_succeeded(req, 0))
+	{
+		Jsonb	   *answer = os_json_parse(req->response);
+		JsonbContainer *error = answer ? os_json_object(&answer->root, "error") : NULL;
+		char	   *reason = error ? os_json_text(error, "reason") : NULL;
+
+		diag_add(dsink, SEVERITY_ERROR, PATH,
+				 "flusso_mapping() shows the body; a field type or analyzer the cluster lacks (a plugin) is the usual cause.",
+				 "OpenSearch server \"%s\" does not accept the mapping of the index: %s%s%s",
+				 server->name, http_failure(req), reason ? ": " : "", reason ? reason : "");
+		return;
+	}
+	if (!os_succeeded(req = os_delete_index(server, probe), 404))
+		diag_add(dsink, SEVERITY_WARNING, PATH, "Delete it by hand.",
+				 "the index \"%s\" created to try the mapping could not be deleted: %s",
+				 probe, http_failure(req));
+}
+
+/* What the catalog says of the sink: stopped, documents rejected. */
+static void
+check_shipping(DiagnosticSink *dsink, const StoredIndex *index)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index->name)};
+	MemoryContext caller = CurrentMemoryContext;
+	CatalogUser saved;
+	char	   *stopped;
+	int64		rejected;
+	bool		isnull;
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("SELECT s.stopped, (SELECT pg_catalog.count(*) FROM flusso.rejected r "
+							  "WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name) "
+							  "FROM flusso.sink s WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the OpenSearch sink of index \"%s\"", index->name);
+	catalog_restore_user(&saved);
+	stopped = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	stopped = stopped ? MemoryContextStrdup(caller, stopped) : NULL;
+	rejected = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	SPI_finish();
+	if (stopped)
+		diag_add(dsink, SEVERITY_ERROR, PATH,
+				 psprintf("Fix the rows or the definition, then run SELECT flusso_retry_rejected('%s');", index->name),
+				 "%s", stopped);
+	else if (rejected > 0)
+		diag_add(dsink, SEVERITY_WARNING, PATH,
+				 psprintf("SELECT * FROM flusso_rejected('%s') says why; fix the rows, then run SELECT flusso_retry_rejected('%s');",
+						  index->name, index->name),
+				 "OpenSearch rejected " INT64_FORMAT " documents of the index", rejected);
+}
+
+void
+check_opensearch(DiagnosticSink *dsink, const StoredIndex *index)
+{
+	IndexSink  *sink = sink_for_index(index->name, index->owner, NULL);
+	char	   *owner = GetUserNameFromId(index->owner, false);
+	OpenSearchServer *server;
+
+	if (sink->server == NULL)
+		return;
+	server = os_server_load(sink->server, index->owner, true);
+	if (server == NULL)
+	{
+		diag_add(dsink, SEVERITY_ERROR, PATH,
+				 "Create it (CREATE SERVER ... FOREIGN DATA WRAPPER flusso_opensearch), or choose other sinks with flusso_set_sinks().",
+				 "server \"%s\" does not exist, or is not a flusso_opensearch server", sink->server);
+		return;
+	}
+	if (!os_server_usable_by(sink->server, index->owner))
+	{
+		diag_add(dsink, SEVERITY_ERROR, PATH,
+				 psprintf("GRANT USAGE ON FOREIGN SERVER %s TO %s;", quote_identifier(sink->server),
+						  quote_identifier(owner)),
+				 "role \"%s\", the index's owner, may not use server \"%s\"", owner, sink->server);
+		return;
+	}
+	if (server->aws_region && server->aws_access_key_id == NULL)
+		diag_add(dsink, SEVERITY_WARNING, PATH,
+				 "Add aws_access_key_id and aws_secret_access_key to the user mapping.",
+				 "server \"%s\" signs requests for AWS, but role \"%s\" has no AWS keys in its user mapping: requests go unsigned",
+				 sink->server, owner);
+	if (check_reachable(dsink, server, owner))
+		check_mapping(dsink, server, index);
+	check_shipping(dsink, index);
+}

@@ -1,0 +1,236 @@
+/*-------------------------------------------------------------------------
+ *
+ * verify_opensearch.c
+ *	  flusso_verify() for the OpenSearch sink: every document of the served
+ *	  generation against a fresh build.
+ *
+ * The served index is refreshed, then read a page at a time in _id order
+ * (search_after), and each page's documents are built by id and compared
+ * as jsonb: different, or extra (builds nothing).  Then every document
+ * that builds and was not seen is missing.  Documents still queued in the
+ * outbox are left out: they are on their way (flusso_status() counts
+ * them), and a fresh build would not say what OpenSearch holds of them.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/jsonb.h"
+
+#include "document/by_id.h"
+#include "index/access.h"
+#include "index/verify.h"
+#include "opensearch/api.h"
+#include "opensearch/json.h"
+
+#define VERIFY_PAGE 1000
+
+/* ids, as a set of strings */
+typedef struct IdEntry
+{
+	char	   *id;				/* the hash key: a pointer to the string */
+} IdEntry;
+
+static uint32
+id_hash(const void *key, Size keysize)
+{
+	const char *id = *(char *const *) key;
+
+	return hash_bytes((const unsigned char *) id, strlen(id));
+}
+
+static int
+id_match(const void *a, const void *b, Size keysize)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static HTAB *
+id_set(void)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(char *);
+	ctl.entrysize = sizeof(IdEntry);
+	ctl.hash = id_hash;
+	ctl.match = id_match;
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create("flusso verify ids", 1024, &ctl,
+					   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+}
+
+static void
+id_add(HTAB *set, const char *id)
+{
+	char	   *copy = pstrdup(id);
+
+	(void) hash_search(set, &copy, HASH_ENTER, NULL);
+}
+
+static bool
+id_in(HTAB *set, const char *id)
+{
+	return hash_search(set, &id, HASH_FIND, NULL) != NULL;
+}
+
+/*
+ * The served generation of the index and its server, as the owner
+ * reaches it; and the ids queued for shipping.  NULL when none is served.
+ */
+static char *
+served_generation(const StoredIndex *index, OpenSearchServer **server, HTAB *pending)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index->name)};
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *concrete = NULL;
+	char	   *server_name = NULL;
+	CatalogUser saved;
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	if (SPI_execute_with_args("SELECT concrete, server_name FROM flusso.opensearch_generation "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.=) 'served'",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the generations of index \"%s\"", index->name);
+	if (SPI_processed == 1)
+	{
+		concrete = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+		server_name = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+	}
+	if (SPI_execute_with_args("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the outbox of index \"%s\"", index->name);
+	MemoryContextSwitchTo(caller);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		id_add(pending, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	catalog_restore_user(&saved);
+	SPI_finish();
+	if (concrete)
+		*server = os_server_load(server_name, index->owner, false);
+	return concrete;
+}
+
+static void
+read_failed(const HttpRequest *req, const char *concrete)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("could not read the documents of OpenSearch index \"%s\"", concrete),
+			 errdetail("%s", http_failure(req))));
+}
+
+/* Compare one page of hits with their fresh build; the last _id read. */
+static char *
+verify_page(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery *q,
+			JsonbContainer *hits, HTAB *seen, HTAB *pending)
+{
+	JsonbIterator *it = JsonbIteratorInit(hits);
+	JsonbValue	v;
+	JsonbIteratorToken token;
+	List	   *ids = NIL;
+	List	   *sources = NIL;
+	char	   *last = NULL;
+	char	  **id_array;
+	char	  **built;
+	int			n = 0;
+	ListCell   *ic,
+			   *sc;
+
+	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbContainer *source;
+		char	   *id;
+
+		if (token != WJB_ELEM || v.type != jbvBinary)
+			continue;
+		id = os_json_text(v.val.binary.data, "_id");
+		source = os_json_object(v.val.binary.data, "_source");
+		if (id == NULL)
+			continue;
+		last = id;
+		id_add(seen, id);
+		if (id_in(pending, id))
+			continue;
+		ids = lappend(ids, id);
+		sources = lappend(sources, source);
+	}
+	if (ids == NIL)
+		return last;
+	id_array = palloc(sizeof(char *) * list_length(ids));
+	foreach(ic, ids)
+		id_array[n++] = lfirst(ic);
+	built = doc_build_ids(q, index->owner, id_array, n);
+	n = 0;
+	forboth(ic, ids, sc, sources)
+	{
+		char	   *doc = built[n++];
+		JsonbContainer *source = lfirst(sc);
+
+		if (doc == NULL)
+			verify_emit(rsinfo, lfirst(ic), "extra", "opensearch");
+		else if (source == NULL ||
+				 compareJsonbContainers(&DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(doc)))->root,
+										source) != 0)
+			verify_emit(rsinfo, lfirst(ic), "different", "opensearch");
+	}
+	return last;
+}
+
+void
+verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery *q)
+{
+	OpenSearchServer *server = NULL;
+	HTAB	   *pending = id_set();
+	HTAB	   *seen = id_set();
+	char	   *concrete = served_generation(index, &server, pending);
+	char	   *after = NULL;
+	HttpRequest *req;
+	BuildSession session;
+
+	if (concrete == NULL)
+	{
+		ereport(NOTICE,
+				(errmsg("index \"%s\" has no OpenSearch generation served yet: nothing there to verify",
+						index->name)));
+		return;
+	}
+	if (!os_succeeded(req = os_refresh(server, concrete), 0))
+		read_failed(req, concrete);
+	for (;;)
+	{
+		Jsonb	   *doc;
+		JsonbContainer *hits;
+
+		req = os_page_by_id(server, concrete, after, VERIFY_PAGE, true);
+		if (!os_succeeded(req, 0) || (doc = os_json_parse(req->response)) == NULL ||
+			(hits = os_json_object(os_json_object(&doc->root, "hits"), "hits")) == NULL)
+			read_failed(req, concrete);
+		if (JsonContainerSize(hits) == 0)
+			break;
+		after = verify_page(rsinfo, index, q, hits, seen, pending);
+		http_release(req);
+	}
+
+	/* what builds and was not seen */
+	verify_build_all(index, q, psprintf("WITH built AS (%s) SELECT id FROM built ORDER BY id", q->sql),
+					 &session);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *id = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+		if (!id_in(seen, id) && !id_in(pending, id))
+			verify_emit(rsinfo, id, "missing", "opensearch");
+	}
+	SPI_finish();
+	doc_session_end(&session);
+}

@@ -1,0 +1,178 @@
+/*-------------------------------------------------------------------------
+ *
+ * api.c
+ *	  The OpenSearch REST calls flusso makes besides _bulk: an index
+ *	  created, configured, refreshed and deleted, an alias read and moved
+ *	  atomically, documents read a page at a time in _id order.  Each
+ *	  call runs to its end (http_run) and hands back the request.
+ *
+ * Index names are flusso's own (a prefix of the server's options, an
+ * index name, a generation), made of characters that need no escaping in
+ * a URL; document ids only ever travel in bodies, JSON-escaped.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/json.h"
+
+#include "opensearch/api.h"
+#include "opensearch/json.h"
+
+/*
+ * The body that creates an index: the mapping (flusso_mapping(): its
+ * mappings and analysis settings) with settings.index set to these shards,
+ * replicas and refresh interval.
+ */
+char *
+os_index_body(const char *mapping, int shards, int replicas, const char *refresh)
+{
+	Datum		path[2] = {CStringGetTextDatum("settings"), CStringGetTextDatum("index")};
+	StringInfoData index;
+	Datum		body;
+
+	initStringInfo(&index);
+	appendStringInfo(&index, "{\"number_of_shards\": %d, \"number_of_replicas\": %d, \"refresh_interval\": ",
+					 shards, replicas);
+	escape_json(&index, refresh);
+	appendStringInfoChar(&index, '}');
+	body = DirectFunctionCall4(jsonb_set,
+							   DirectFunctionCall1(jsonb_in, CStringGetDatum(mapping)),
+							   PointerGetDatum(construct_array(path, 2, TEXTOID, -1, false, TYPALIGN_INT)),
+							   DirectFunctionCall1(jsonb_in, CStringGetDatum(index.data)),
+							   BoolGetDatum(true));
+	return DatumGetCString(DirectFunctionCall1(jsonb_out, body));
+}
+
+static HttpRequest *
+call(const OpenSearchServer *server, const char *method, const char *path, const char *body)
+{
+	HttpRequest *req = http_request(server, method, path, body, body ? strlen(body) : 0);
+
+	http_run(req);
+	return req;
+}
+
+bool
+os_succeeded(const HttpRequest *req, long also_ok)
+{
+	return (req->status >= 200 && req->status < 300) || (also_ok && req->status == also_ok);
+}
+
+/* GET /: is the cluster there, and does it take our credentials? */
+HttpRequest *
+os_cluster_info(const OpenSearchServer *server)
+{
+	return call(server, "GET", "/", NULL);
+}
+
+HttpRequest *
+os_create_index(const OpenSearchServer *server, const char *index, const char *body)
+{
+	return call(server, "PUT", psprintf("/%s", index), body);
+}
+
+HttpRequest *
+os_delete_index(const OpenSearchServer *server, const char *index)
+{
+	return call(server, "DELETE", psprintf("/%s", index), NULL);
+}
+
+HttpRequest *
+os_put_settings(const OpenSearchServer *server, const char *index, const char *settings)
+{
+	return call(server, "PUT", psprintf("/%s/_settings", index), settings);
+}
+
+HttpRequest *
+os_refresh(const OpenSearchServer *server, const char *index)
+{
+	return call(server, "POST", psprintf("/%s/_refresh", index), NULL);
+}
+
+/*
+ * The indexes alias points to now (GET /_alias/<alias>: an object keyed
+ * by index name); NIL when none, or when the request failed (*req says).
+ */
+List *
+os_alias_holders(const OpenSearchServer *server, const char *alias, HttpRequest **req)
+{
+	Jsonb	   *doc;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken token;
+	List	   *holders = NIL;
+	int			depth = 0;
+
+	*req = call(server, "GET", psprintf("/_alias/%s", alias), NULL);
+	if (!os_succeeded(*req, 0) || (doc = os_json_parse((*req)->response)) == NULL)
+		return NIL;
+	it = JsonbIteratorInit(&doc->root);
+	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (token == WJB_BEGIN_OBJECT)
+			depth++;
+		else if (token == WJB_END_OBJECT)
+			depth--;
+		else if (token == WJB_KEY && depth == 1)
+			holders = lappend(holders, pnstrdup(v.val.string.val, v.val.string.len));
+	}
+	return holders;
+}
+
+/*
+ * Point alias at index to, and at nothing else, in one request: readers
+ * see the old index or the new one, never neither.
+ */
+HttpRequest *
+os_move_alias(const OpenSearchServer *server, const char *alias, List *from, const char *to)
+{
+	StringInfoData body;
+	ListCell   *lc;
+
+	initStringInfo(&body);
+	appendStringInfoString(&body, "{\"actions\": [");
+	foreach(lc, from)
+	{
+		appendStringInfoString(&body, "{\"remove\": {\"index\": ");
+		escape_json(&body, lfirst(lc));
+		appendStringInfoString(&body, ", \"alias\": ");
+		escape_json(&body, alias);
+		appendStringInfoString(&body, "}}, ");
+	}
+	appendStringInfoString(&body, "{\"add\": {\"index\": ");
+	escape_json(&body, to);
+	appendStringInfoString(&body, ", \"alias\": ");
+	escape_json(&body, alias);
+	appendStringInfoString(&body, "}}]}");
+	return call(server, "POST", "/_aliases", body.data);
+}
+
+/*
+ * Up to size documents of index with an _id after after_id (NULL: from
+ * the first), in _id order, with their _source or without.
+ */
+HttpRequest *
+os_page_by_id(const OpenSearchServer *server, const char *index, const char *after_id, int size,
+			  bool source)
+{
+	StringInfoData body;
+
+	initStringInfo(&body);
+	appendStringInfo(&body, "{\"size\": %d, \"sort\": [{\"_id\": \"asc\"}], \"_source\": %s, "
+					 "\"query\": {\"match_all\": {}}", size, source ? "true" : "false");
+	if (after_id)
+	{
+		appendStringInfoString(&body, ", \"search_after\": [");
+		escape_json(&body, after_id);
+		appendStringInfoChar(&body, ']');
+	}
+	appendStringInfoChar(&body, '}');
+	return call(server, "POST", psprintf("/%s/_search", index), body.data);
+}

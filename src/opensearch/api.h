@@ -1,0 +1,36 @@
+/*-------------------------------------------------------------------------
+ *
+ * api.h
+ *	  The OpenSearch REST calls flusso makes, each run to its end: the
+ *	  caller judges the outcome from the request's status and response.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_OPENSEARCH_API_H
+#define FLUSSO_OPENSEARCH_API_H
+
+#include "nodes/pg_list.h"
+#include "opensearch/http.h"
+
+extern char *os_index_body(const char *mapping, int shards, int replicas, const char *refresh);
+
+/* a 2xx, or one of the statuses the caller counts as done too */
+extern bool os_succeeded(const HttpRequest *req, long also_ok);
+
+extern HttpRequest *os_cluster_info(const OpenSearchServer *server);
+extern HttpRequest *os_create_index(const OpenSearchServer *server, const char *index,
+									const char *body);
+extern HttpRequest *os_delete_index(const OpenSearchServer *server, const char *index);
+extern HttpRequest *os_put_settings(const OpenSearchServer *server, const char *index,
+									const char *settings);
+extern HttpRequest *os_refresh(const OpenSearchServer *server, const char *index);
+extern List *os_alias_holders(const OpenSearchServer *server, const char *alias,
+							  HttpRequest **req);
+extern HttpRequest *os_move_alias(const OpenSearchServer *server, const char *alias,
+								  List *from, const char *to);
+extern HttpRequest *os_page_by_id(const OpenSearchServer *server, const char *index,
+								  const char *after_id, int size, bool source);
+
+#endif							/* FLUSSO_OPENSEARCH_API_H */

@@ -1,0 +1,111 @@
+/*-------------------------------------------------------------------------
+ *
+ * bulk.c
+ *	  Writes _bulk items and reads what became of them.
+ *
+ * Every index and delete item carries version_type external_gte and the
+ * version flusso gives it (a commit LSN): OpenSearch keeps a document
+ * only if its version is not older than the one it has, so a replayed or
+ * retried item can never bring an older state back.  Hence a 409
+ * version_conflict_engine_exception is success (a newer version is
+ * there), as is a 404 on delete (nothing to delete).  429 and 5xx may
+ * succeed if tried again; anything else (a mapping that refuses a value,
+ * say) cannot.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/json.h"
+
+#include "opensearch/bulk.h"
+#include "opensearch/json.h"
+
+static void
+add_action(StringInfo buf, const char *action, const char *index, const char *id, int64 version)
+{
+	appendStringInfo(buf, "{\"%s\":{\"_index\":", action);
+	escape_json(buf, index);
+	appendStringInfoString(buf, ",\"_id\":");
+	escape_json(buf, id);
+	appendStringInfo(buf, ",\"version\":" INT64_FORMAT ",\"version_type\":\"external_gte\"}}\n",
+					 version);
+}
+
+/* Index doc (JSON text on one line) as id at version. */
+void
+bulk_add_index(StringInfo buf, const char *index, const char *id, int64 version, const char *doc)
+{
+	add_action(buf, "index", index, id, version);
+	appendStringInfoString(buf, doc);
+	appendStringInfoChar(buf, '\n');
+}
+
+void
+bulk_add_delete(StringInfo buf, const char *index, const char *id, int64 version)
+{
+	add_action(buf, "delete", index, id, version);
+}
+
+static BulkOutcome
+classify(bool delete, int status, const char *type)
+{
+	if (status >= 200 && status < 300)
+		return BULK_DONE;
+	if (status == 409)
+		return BULK_DONE;
+	if (status == 404 && delete && (type == NULL || strcmp(type, "index_not_found_exception") != 0))
+		return BULK_DONE;
+	if (status == 429 || status >= 500)
+		return BULK_RETRY;
+	/* the index is gone: the shipper creates it again */
+	if (status == 404)
+		return BULK_RETRY;
+	return BULK_REJECTED;
+}
+
+/*
+ * Read a _bulk response of nitems items (deletes[i]: item i deletes) into
+ * results; false when it is not one, or has another number of items.
+ */
+bool
+bulk_read_response(const char *response, int nitems, const bool *deletes,
+				   BulkItemResult *results)
+{
+	Jsonb	   *doc = os_json_parse(response);
+	JsonbContainer *items;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken token;
+	int			n = 0;
+
+	if (doc == NULL || (items = os_json_object(&doc->root, "items")) == NULL ||
+		!JsonContainerIsArray(items))
+		return false;
+	it = JsonbIteratorInit(items);
+	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbContainer *item;
+		JsonbContainer *result;
+		JsonbContainer *error;
+		int64		status = 0;
+
+		if (token != WJB_ELEM)
+			continue;
+		if (n >= nitems || v.type != jbvBinary)
+			return false;
+		item = v.val.binary.data;
+		result = os_json_object(item, deletes[n] ? "delete" : "index");
+		if (result == NULL || !os_json_number(result, "status", &status))
+			return false;
+		error = os_json_object(result, "error");
+		results[n].status = (int) status;
+		results[n].error_type = error ? os_json_text(error, "type") : NULL;
+		results[n].reason = error ? os_json_text(error, "reason") : NULL;
+		results[n].outcome = classify(deletes[n], (int) status, results[n].error_type);
+		n++;
+	}
+	return n == nitems;
+}

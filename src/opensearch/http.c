@@ -1,0 +1,549 @@
+/*-------------------------------------------------------------------------
+ *
+ * http.c
+ *	  Requests to an OpenSearch cluster with libcurl's multi interface.
+ *
+ * libcurl is initialized in the process that first sends a request (a
+ * backend, the shipper), never in the postmaster, and its state is the
+ * process's own.  Signals are not libcurl's business (CURLOPT_NOSIGNAL):
+ * the process waits on its latch and on libcurl's sockets together, so
+ * that a cancel, SIGTERM or a reload is answered within a second even
+ * while a request hangs.  libcurl's callbacks only copy bytes into
+ * malloc'd buffers: they never palloc or ereport, which could longjmp out
+ * of libcurl.  A request's response is copied into the caller's memory
+ * context once it is done.
+ *
+ * Every request has a connect timeout, a total timeout and a low-speed
+ * limit (less than a byte a second for 30 seconds aborts it), verifies
+ * TLS unless the server says tls_verify 'false', and authenticates as the
+ * user mapping says: basic authentication, or AWS SigV4 signing.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <curl/curl.h>
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/memutils.h"
+#include "utils/jsonb.h"
+#include "utils/builtins.h"
+#include "utils/wait_event.h"
+
+#include "compat.h"
+#include "opensearch/http.h"
+#include "opensearch/json.h"
+
+/* responses larger than this abort the request */
+#define RESPONSE_LIMIT ((size_t) 256 * 1024 * 1024)
+/* a request that moves less than a byte a second for this long is aborted */
+#define LOW_SPEED_SECONDS 30
+
+typedef struct SocketWatch
+{
+	curl_socket_t fd;
+	int			what;			/* CURL_POLL_IN, _OUT, _INOUT */
+} SocketWatch;
+
+struct HttpPool
+{
+	CURLM	   *multi;
+	List	   *requests;		/* in flight, in TopMemoryContext */
+	SocketWatch *sockets;		/* malloc'd: grown inside a callback */
+	int			nsockets;
+	int			capacity;
+	long		timer_ms;		/* libcurl's next timeout, -1: none */
+	int			in_flight;
+};
+
+static bool curl_ready = false;
+static HttpPool *process_pool = NULL;
+
+void		(*http_wait_callback) (void) = NULL;
+
+/* Initialize libcurl for this process, once. */
+void
+http_init_process(void)
+{
+	if (curl_ready)
+		return;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not initialize libcurl")));
+	curl_ready = true;
+}
+
+/* libcurl's callbacks: no palloc, no ereport */
+
+static size_t
+on_data(char *data, size_t size, size_t nmemb, void *arg)
+{
+	HttpRequest *req = arg;
+	size_t		n = size * nmemb;
+	char	   *grown;
+
+	if (req->response_len + n > RESPONSE_LIMIT)
+	{
+		req->out_of_memory = true;
+		return 0;
+	}
+	grown = realloc(req->response, req->response_len + n + 1);
+	if (grown == NULL)
+	{
+		req->out_of_memory = true;
+		return 0;
+	}
+	memcpy(grown + req->response_len, data, n);
+	req->response = grown;
+	req->response_len += n;
+	req->response[req->response_len] = '\0';
+	return n;
+}
+
+static size_t
+on_header(char *line, size_t size, size_t nmemb, void *arg)
+{
+	HttpRequest *req = arg;
+	size_t		n = size * nmemb;
+
+	if (n > 12 && pg_strncasecmp(line, "Retry-After:", 12) == 0)
+	{
+		const char *p = line + 12;
+		int			seconds = 0;
+		bool		digits = false;
+
+		while (p < line + n && (*p == ' ' || *p == '\t'))
+			p++;
+		while (p < line + n && *p >= '0' && *p <= '9' && seconds < 86400)
+		{
+			seconds = seconds * 10 + (*p++ - '0');
+			digits = true;
+		}
+		/* an HTTP date is not followed: backing off covers it */
+		if (digits)
+			req->retry_after = seconds;
+	}
+	return n;
+}
+
+static int
+on_socket(CURL *easy, curl_socket_t fd, int what, void *arg, void *socket_arg)
+{
+	HttpPool   *pool = arg;
+	int			i;
+
+	for (i = 0; i < pool->nsockets && pool->sockets[i].fd != fd; i++)
+		;
+	if (what == CURL_POLL_REMOVE)
+	{
+		if (i < pool->nsockets)
+			pool->sockets[i] = pool->sockets[--pool->nsockets];
+		return 0;
+	}
+	if (i == pool->nsockets)
+	{
+		if (pool->nsockets == pool->capacity)
+		{
+			int			capacity = Max(8, pool->capacity * 2);
+			SocketWatch *grown = realloc(pool->sockets, sizeof(SocketWatch) * capacity);
+
+			if (grown == NULL)
+				return -1;
+			pool->sockets = grown;
+			pool->capacity = capacity;
+		}
+		pool->sockets[pool->nsockets++].fd = fd;
+	}
+	pool->sockets[i].what = what;
+	return 0;
+}
+
+static int
+on_timer(CURLM *multi, long timeout_ms, void *arg)
+{
+	((HttpPool *) arg)->timer_ms = timeout_ms;
+	return 0;
+}
+
+static void
+set(CURL *easy, CURLoption option, const void *value)
+{
+	if (curl_easy_setopt(easy, option, value) != CURLE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("libcurl refused an option (%d)", (int) option)));
+}
+
+static void
+set_long(CURL *easy, CURLoption option, long value)
+{
+	if (curl_easy_setopt(easy, option, value) != CURLE_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("libcurl refused an option (%d)", (int) option)));
+}
+
+static struct curl_slist *
+add_header(struct curl_slist *headers, const char *header)
+{
+	struct curl_slist *grown = curl_slist_append(headers, header);
+
+	if (grown == NULL)
+	{
+		curl_slist_free_all(headers);
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	return grown;
+}
+
+/*
+ * A request, ready to be run or added to a pool, in the current context;
+ * its body (JSON, or NDJSON for a _bulk) must outlive it.
+ */
+static HttpRequest *
+make_request(const OpenSearchServer *server, const char *method, const char *path,
+			 const char *body, size_t body_len, bool ndjson)
+{
+	HttpRequest *req = palloc0(sizeof(HttpRequest));
+	const OpenSearchServer *s = server;
+	struct curl_slist *headers = NULL;
+	CURL	   *easy;
+
+	http_init_process();
+	req->server = server;
+	req->method = method;
+	req->path = pstrdup(path);
+	req->body = body;
+	req->body_len = body_len;
+	req->ndjson = ndjson;
+	req->retry_after = -1;
+
+	easy = curl_easy_init();
+	if (easy == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("could not create a libcurl handle")));
+	req->easy = easy;
+	set(easy, CURLOPT_URL, psprintf("%s%s", s->url, path));
+	set_long(easy, CURLOPT_NOSIGNAL, 1L);
+	set(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	set_long(easy, CURLOPT_FOLLOWLOCATION, 0L);
+	set(easy, CURLOPT_ERRORBUFFER, req->error);
+	set(easy, CURLOPT_PRIVATE, req);
+	set(easy, CURLOPT_WRITEFUNCTION, on_data);
+	set(easy, CURLOPT_WRITEDATA, req);
+	set(easy, CURLOPT_HEADERFUNCTION, on_header);
+	set(easy, CURLOPT_HEADERDATA, req);
+	set(easy, CURLOPT_ACCEPT_ENCODING, "");
+	set_long(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	set_long(easy, CURLOPT_CONNECTTIMEOUT, (long) s->connect_timeout);
+	set_long(easy, CURLOPT_TIMEOUT, (long) s->request_timeout);
+	set_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	set_long(easy, CURLOPT_LOW_SPEED_TIME, (long) Min(LOW_SPEED_SECONDS, s->request_timeout));
+
+	if (strcmp(method, "HEAD") == 0)
+		set_long(easy, CURLOPT_NOBODY, 1L);
+	else
+		set(easy, CURLOPT_CUSTOMREQUEST, method);
+	if (body)
+	{
+		set(easy, CURLOPT_POSTFIELDS, body);
+		if (curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) body_len) != CURLE_OK)
+			ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR), errmsg("libcurl refused a body size")));
+	}
+
+	/* TLS: verified unless the server says otherwise */
+	set_long(easy, CURLOPT_SSL_VERIFYPEER, s->tls_verify ? 1L : 0L);
+	set_long(easy, CURLOPT_SSL_VERIFYHOST, s->tls_verify ? 2L : 0L);
+	if (s->ca_file)
+		set(easy, CURLOPT_CAINFO, s->ca_file);
+	if (s->client_cert)
+		set(easy, CURLOPT_SSLCERT, s->client_cert);
+	if (s->client_key)
+		set(easy, CURLOPT_SSLKEY, s->client_key);
+
+	/* credentials: AWS SigV4 when the server has a region, else basic */
+	if (s->aws_region && s->aws_access_key_id)
+	{
+		set(easy, CURLOPT_AWS_SIGV4, psprintf("aws:amz:%s:%s", s->aws_region, s->aws_service));
+		set(easy, CURLOPT_USERNAME, s->aws_access_key_id);
+		set(easy, CURLOPT_PASSWORD, s->aws_secret_access_key);
+		if (s->aws_session_token)
+			headers = add_header(headers, psprintf("x-amz-security-token: %s", s->aws_session_token));
+	}
+	else if (s->user)
+	{
+		set_long(easy, CURLOPT_HTTPAUTH, (long) CURLAUTH_BASIC);
+		set(easy, CURLOPT_USERNAME, s->user);
+		set(easy, CURLOPT_PASSWORD, s->password);
+	}
+
+	if (body)
+		headers = add_header(headers, ndjson ? "Content-Type: application/x-ndjson"
+							 : "Content-Type: application/json");
+	/* no "Expect: 100-continue" round trip before a large body */
+	headers = add_header(headers, "Expect:");
+	req->headers = headers;
+	set(easy, CURLOPT_HTTPHEADER, headers);
+	return req;
+}
+
+HttpRequest *
+http_request(const OpenSearchServer *server, const char *method, const char *path,
+			 const char *body, size_t body_len)
+{
+	return make_request(server, method, path, body, body_len, false);
+}
+
+HttpRequest *
+http_bulk_request(const OpenSearchServer *server, const char *body, size_t body_len)
+{
+	return make_request(server, "POST", "/_bulk", body, body_len, true);
+}
+
+/* The request's libcurl handle and headers, once it is done or abandoned. */
+static void
+release_handle(HttpRequest *req)
+{
+	if (req->easy)
+		curl_easy_cleanup(req->easy);
+	if (req->headers)
+		curl_slist_free_all(req->headers);
+	req->easy = NULL;
+	req->headers = NULL;
+}
+
+/* The response, moved into the caller's memory. */
+static void
+finish(HttpRequest *req, CURLcode result, MemoryContext context)
+{
+	long		status = 0;
+
+	if (result == CURLE_OK)
+		curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &status);
+	else if (req->error[0] == '\0')
+		strlcpy(req->error, curl_easy_strerror(result), sizeof(req->error));
+	if (req->out_of_memory)
+		strlcpy(req->error, "the response was too large", sizeof(req->error));
+	req->status = result == CURLE_OK ? status : 0;
+	if (req->response)
+	{
+		char	   *copy = MemoryContextAlloc(context, req->response_len + 1);
+
+		memcpy(copy, req->response, req->response_len + 1);
+		free(req->response);
+		req->response = copy;
+	}
+	else
+		req->response = MemoryContextAllocZero(context, 1);
+	release_handle(req);
+	req->done = true;
+}
+
+void
+http_release(HttpRequest *req)
+{
+	release_handle(req);
+	if (req->response && !req->done)
+		free(req->response);
+	else if (req->response)
+		pfree(req->response);
+	req->response = NULL;
+}
+
+HttpPool *
+http_pool_create(void)
+{
+	HttpPool   *pool = MemoryContextAllocZero(TopMemoryContext, sizeof(HttpPool));
+
+	http_init_process();
+	pool->multi = curl_multi_init();
+	if (pool->multi == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("could not create a libcurl multi handle")));
+	pool->timer_ms = -1;
+	curl_multi_setopt(pool->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(pool->multi, CURLMOPT_SOCKETDATA, pool);
+	curl_multi_setopt(pool->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(pool->multi, CURLMOPT_TIMERDATA, pool);
+	return pool;
+}
+
+void
+http_pool_add(HttpPool *pool, HttpRequest *req)
+{
+	MemoryContext old;
+
+	if (curl_multi_add_handle(pool->multi, req->easy) != CURLM_OK)
+		ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR), errmsg("libcurl could not start a request")));
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	pool->requests = lappend(pool->requests, req);
+	MemoryContextSwitchTo(old);
+	pool->in_flight++;
+}
+
+int
+http_pool_in_flight(HttpPool *pool)
+{
+	return pool->in_flight;
+}
+
+/*
+ * Wait up to timeout_ms for the latch, for libcurl's sockets or its timer,
+ * and let libcurl move its requests on.  The latch is reset: the caller
+ * looks at what it may have been set for.  Exits if the postmaster dies.
+ */
+void
+http_pool_wait(HttpPool *pool, long timeout_ms)
+{
+	WaitEventSet *set;
+	WaitEvent  *events;
+	int			nevents = pool->nsockets + 2;
+	int			fired;
+	int			running;
+	bool		socket_fired = false;
+	long		wait_ms = timeout_ms;
+
+	if (pool->timer_ms >= 0 && pool->timer_ms < wait_ms)
+		wait_ms = pool->timer_ms;
+	set = compat_create_wait_event_set(nevents);
+	AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+	AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	for (int i = 0; i < pool->nsockets; i++)
+	{
+		int			what = pool->sockets[i].what;
+		uint32		mask = 0;
+
+		if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
+			mask |= WL_SOCKET_READABLE;
+		if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
+			mask |= WL_SOCKET_WRITEABLE;
+		if (mask)
+			AddWaitEventToSet(set, mask, pool->sockets[i].fd, NULL, NULL);
+	}
+	events = palloc(sizeof(WaitEvent) * nevents);
+	fired = WaitEventSetWait(set, wait_ms, events, nevents, PG_WAIT_EXTENSION);
+	FreeWaitEventSet(set);
+
+	for (int i = 0; i < fired; i++)
+	{
+		if (events[i].events & WL_LATCH_SET)
+			ResetLatch(MyLatch);
+		else if (events[i].events & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
+		{
+			int			mask = 0;
+
+			if (events[i].events & WL_SOCKET_READABLE)
+				mask |= CURL_CSELECT_IN;
+			if (events[i].events & WL_SOCKET_WRITEABLE)
+				mask |= CURL_CSELECT_OUT;
+			curl_multi_socket_action(pool->multi, events[i].fd, mask, &running);
+			socket_fired = true;
+		}
+	}
+	pfree(events);
+	/* libcurl's timeouts (connecting, retrying, timing out) */
+	if (!socket_fired && pool->in_flight > 0)
+		curl_multi_socket_action(pool->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+}
+
+/* A request that finished since the last call, or NULL. */
+HttpRequest *
+http_pool_next_done(HttpPool *pool)
+{
+	CURLMsg    *msg;
+	int			left;
+
+	while ((msg = curl_multi_info_read(pool->multi, &left)) != NULL)
+	{
+		HttpRequest *req = NULL;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &req);
+		curl_multi_remove_handle(pool->multi, msg->easy_handle);
+		pool->requests = list_delete_ptr(pool->requests, req);
+		pool->in_flight--;
+		finish(req, msg->data.result, CurrentMemoryContext);
+		return req;
+	}
+	return NULL;
+}
+
+/* Stop every request in flight (on error, or before exiting). */
+void
+http_pool_abandon(HttpPool *pool)
+{
+	ListCell   *lc;
+
+	foreach(lc, pool->requests)
+	{
+		HttpRequest *req = lfirst(lc);
+
+		curl_multi_remove_handle(pool->multi, req->easy);
+		release_handle(req);
+		free(req->response);
+		req->response = NULL;
+	}
+	list_free(pool->requests);
+	pool->requests = NIL;
+	pool->in_flight = 0;
+}
+
+/*
+ * Run one request to its end, answering interrupts: a cancel or a
+ * termination stops the request and raises as usual.  The process's pool
+ * keeps connections open between requests.
+ */
+void
+http_run(HttpRequest *req)
+{
+	if (process_pool == NULL)
+		process_pool = http_pool_create();
+	http_pool_add(process_pool, req);
+	PG_TRY();
+	{
+		while (!req->done)
+		{
+			CHECK_FOR_INTERRUPTS();
+			http_pool_wait(process_pool, 1000);
+			if (http_wait_callback)
+				http_wait_callback();
+			while (http_pool_next_done(process_pool) != NULL)
+				;
+		}
+	}
+	PG_CATCH();
+	{
+		http_pool_abandon(process_pool);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/* Connection failures, timeouts, 429 and 5xx: trying again may help. */
+bool
+http_retryable(const HttpRequest *req)
+{
+	return req->status == 0 || req->status == 429 || req->status >= 500;
+}
+
+/*
+ * What went wrong, for flusso_status() and errors any flusso_admin member
+ * may read: the server, the request, the status and OpenSearch's error
+ * type, never its reason, which may quote a document's values.
+ */
+char *
+http_failure(const HttpRequest *req)
+{
+	char	   *type;
+
+	if (req->status == 0)
+		return psprintf("could not reach OpenSearch server \"%s\" (%s %s): %s",
+						req->server->name, req->method, req->path, req->error);
+	type = os_json_error_type(req->response);
+	return psprintf("OpenSearch server \"%s\" answered %s %s with HTTP %ld%s%s",
+					req->server->name, req->method, req->path, req->status,
+					type ? ": " : "", type ? type : "");
+}

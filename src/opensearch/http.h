@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * http.h
+ *	  Requests to an OpenSearch cluster over libcurl's multi interface,
+ *	  waited for together with the process latch, so that a backend or the
+ *	  shipper answers cancels, SIGTERM and reloads while a request hangs.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_OPENSEARCH_HTTP_H
+#define FLUSSO_OPENSEARCH_HTTP_H
+
+#include "lib/stringinfo.h"
+#include "opensearch/server.h"
+
+typedef struct HttpPool HttpPool;
+
+typedef struct HttpRequest
+{
+	const OpenSearchServer *server;
+	const char *method;			/* GET, PUT, POST, DELETE, HEAD */
+	char	   *path;			/* appended to the server's URL: "/..." */
+	const char *body;			/* NULL: none */
+	size_t		body_len;
+	bool		ndjson;			/* body is NDJSON (a _bulk), else JSON */
+	void	   *owner;			/* the caller's, untouched */
+
+	/* the outcome, once done */
+	bool		done;
+	long		status;			/* 0: no HTTP response */
+	char	   *response;		/* NUL-terminated; malloc'd, see http_release */
+	size_t		response_len;
+	int			retry_after;	/* seconds a 429 or 503 asked for, or -1 */
+	char		error[256];		/* why there was no response */
+
+	/* libcurl's */
+	void	   *easy;
+	void	   *headers;
+	bool		out_of_memory;
+} HttpRequest;
+
+extern void http_init_process(void);
+
+extern HttpRequest *http_request(const OpenSearchServer *server, const char *method,
+								 const char *path, const char *body, size_t body_len);
+extern HttpRequest *http_bulk_request(const OpenSearchServer *server, const char *body,
+									  size_t body_len);
+extern void http_release(HttpRequest *req);
+
+/*
+ * One request, run to its end: cancel and die are answered while it
+ * runs, and http_wait_callback, when set, after every wait (the shipper
+ * answers reloads there).
+ */
+extern void http_run(HttpRequest *req);
+extern void (*http_wait_callback) (void);
+
+/* many requests in flight (the shipper) */
+extern HttpPool *http_pool_create(void);
+extern void http_pool_add(HttpPool *pool, HttpRequest *req);
+extern int	http_pool_in_flight(HttpPool *pool);
+extern void http_pool_wait(HttpPool *pool, long timeout_ms);
+extern HttpRequest *http_pool_next_done(HttpPool *pool);
+extern void http_pool_abandon(HttpPool *pool);
+
+/* what went wrong with a request that did not succeed, in words */
+extern char *http_failure(const HttpRequest *req);
+extern bool http_retryable(const HttpRequest *req);
+
+#endif							/* FLUSSO_OPENSEARCH_HTTP_H */

@@ -1,0 +1,418 @@
+/*-------------------------------------------------------------------------
+ *
+ * server.c
+ *	  The options of flusso_opensearch servers and user mappings: the
+ *	  wrapper's validator, which rejects an unknown or malformed option
+ *	  when it is set, and the loading of a server with the credentials of
+ *	  the role flusso ships for.
+ *
+ * Options of a server: url (required; http or https, no credentials in
+ * it), index_prefix, tls_verify, ca_file, client_cert, client_key,
+ * aws_region and aws_service (SigV4 signing, for Amazon OpenSearch
+ * Service), connect_timeout and request_timeout (seconds),
+ * bulk_max_documents and bulk_max_bytes.  Options of a user mapping: user
+ * and password (basic authentication), or aws_access_key_id,
+ * aws_secret_access_key and aws_session_token.  The wrapper itself has
+ * none.  Options that name a file the server reads (ca_file, client_cert,
+ * client_key) are a superuser's, or pg_read_server_files's, to set.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <curl/curl.h>
+
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "foreign/foreign.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
+
+#include "compat.h"
+#include "opensearch/server.h"
+
+PG_FUNCTION_INFO_V1(flusso_opensearch_validator);
+
+typedef enum OptionKind
+{
+	OPTION_URL,
+	OPTION_PREFIX,
+	OPTION_BOOL,
+	OPTION_INT,
+	OPTION_FILE,
+	OPTION_WORD,				/* aws region, service: [a-z0-9-]+ */
+	OPTION_TEXT
+} OptionKind;
+
+typedef struct OptionSpec
+{
+	const char *name;
+	Oid			catalog;		/* where it may be set */
+	OptionKind	kind;
+	int			min;			/* OPTION_INT */
+	int			max;
+} OptionSpec;
+
+static const OptionSpec options[] = {
+	{"url", ForeignServerRelationId, OPTION_URL},
+	{"index_prefix", ForeignServerRelationId, OPTION_PREFIX},
+	{"tls_verify", ForeignServerRelationId, OPTION_BOOL},
+	{"ca_file", ForeignServerRelationId, OPTION_FILE},
+	{"client_cert", ForeignServerRelationId, OPTION_FILE},
+	{"client_key", ForeignServerRelationId, OPTION_FILE},
+	{"aws_region", ForeignServerRelationId, OPTION_WORD},
+	{"aws_service", ForeignServerRelationId, OPTION_WORD},
+	{"connect_timeout", ForeignServerRelationId, OPTION_INT, 1, 3600},
+	{"request_timeout", ForeignServerRelationId, OPTION_INT, 1, 86400},
+	{"bulk_max_documents", ForeignServerRelationId, OPTION_INT, 1, 100000},
+	{"bulk_max_bytes", ForeignServerRelationId, OPTION_INT, 1024, 1024 * 1024 * 1024},
+	{"user", UserMappingRelationId, OPTION_TEXT},
+	{"password", UserMappingRelationId, OPTION_TEXT},
+	{"aws_access_key_id", UserMappingRelationId, OPTION_TEXT},
+	{"aws_secret_access_key", UserMappingRelationId, OPTION_TEXT},
+	{"aws_session_token", UserMappingRelationId, OPTION_TEXT},
+};
+
+static const char *
+catalog_name(Oid catalog)
+{
+	if (catalog == ForeignServerRelationId)
+		return "server";
+	if (catalog == UserMappingRelationId)
+		return "user mapping";
+	return "foreign-data wrapper";
+}
+
+static void
+option_error(const DefElem *def, const char *problem, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+			 errmsg("invalid value for option \"%s\" of " OPENSEARCH_FDW, def->defname),
+			 errdetail("%s", problem),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/* http(s)://host[:port][/path], without credentials, query or fragment. */
+static void
+check_url(const DefElem *def, const char *value)
+{
+	CURLU	   *url = curl_url();
+	char	   *part = NULL;
+	const char *problem = NULL;
+
+	if (url == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	if (curl_url_set(url, CURLUPART_URL, value, 0) != CURLUE_OK)
+		problem = "It is not a URL.";
+	else if (curl_url_get(url, CURLUPART_SCHEME, &part, 0) != CURLUE_OK ||
+			 (strcmp(part, "http") != 0 && strcmp(part, "https") != 0))
+		problem = "Only http and https URLs are accepted.";
+	else
+	{
+		static const CURLUPart absent[] = {CURLUPART_USER, CURLUPART_PASSWORD,
+		CURLUPART_QUERY, CURLUPART_FRAGMENT};
+
+		for (int i = 0; i < lengthof(absent) && problem == NULL; i++)
+		{
+			char	   *p = NULL;
+
+			if (curl_url_get(url, absent[i], &p, 0) == CURLUE_OK)
+				problem = (absent[i] == CURLUPART_USER || absent[i] == CURLUPART_PASSWORD)
+					? "The URL carries credentials."
+					: "The URL has a query or a fragment.";
+			curl_free(p);
+		}
+	}
+	curl_free(part);
+	curl_url_cleanup(url);
+	if (problem)
+		option_error(def, problem,
+					 strcmp(problem, "The URL carries credentials.") == 0
+					 ? "Put the user and password in a user mapping: CREATE USER MAPPING FOR ... SERVER ... OPTIONS (user '...', password '...')."
+					 : "Give the cluster's base URL, such as https://search.example.com:9200.");
+}
+
+/* Lowercase letters, digits, '.', '-', '_'; not starting with '-', '_', '.'. */
+static void
+check_prefix(const DefElem *def, const char *value)
+{
+	bool		ok = strlen(value) <= 100 &&
+		(value[0] == '\0' || (value[0] != '-' && value[0] != '_' && value[0] != '.'));
+
+	for (const char *c = value; *c && ok; c++)
+		ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+			*c == '.' || *c == '-' || *c == '_';
+	if (!ok)
+		option_error(def, "An index prefix has at most 100 lowercase letters, digits, '.', '-' or '_', and does not start with '-', '_' or '.'.",
+					 "OpenSearch index names are lowercase; the prefix keeps flusso's indexes apart from others, e.g. 'flusso-'.");
+}
+
+static void
+check_word(const DefElem *def, const char *value)
+{
+	bool		ok = value[0] != '\0';
+
+	for (const char *c = value; *c && ok; c++)
+		ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-';
+	if (!ok)
+		option_error(def, "Only lowercase letters, digits and '-' are accepted.",
+					 "An AWS region such as eu-west-1; the service is es, or aoss for OpenSearch Serverless.");
+}
+
+static void
+check_int(const DefElem *def, const OptionSpec *spec, const char *value)
+{
+	char	   *end;
+	long		n;
+
+	errno = 0;
+	n = strtol(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || n < spec->min || n > spec->max)
+		option_error(def, psprintf("It must be a whole number from %d to %d.", spec->min, spec->max),
+					 NULL);
+}
+
+/*
+ * A file the server process reads on the role's behalf: a superuser's, or
+ * pg_read_server_files's, to name, as COPY FROM a file is.
+ */
+static void
+check_file(const DefElem *def, const char *value)
+{
+	if (!is_absolute_path(value))
+		option_error(def, "It must be an absolute path.", NULL);
+	if (!superuser() && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to set option \"%s\" of " OPENSEARCH_FDW, def->defname),
+				 errdetail("The option names a file the server reads."),
+				 errhint("Only superusers and roles with privileges of pg_read_server_files may set it.")));
+}
+
+static void
+check_value(const DefElem *def, const OptionSpec *spec)
+{
+	char	   *value = defGetString((DefElem *) def);
+
+	switch (spec->kind)
+	{
+		case OPTION_URL:
+			check_url(def, value);
+			break;
+		case OPTION_PREFIX:
+			check_prefix(def, value);
+			break;
+		case OPTION_BOOL:
+			(void) defGetBoolean((DefElem *) def);
+			break;
+		case OPTION_INT:
+			check_int(def, spec, value);
+			break;
+		case OPTION_FILE:
+			check_file(def, value);
+			break;
+		case OPTION_WORD:
+			check_word(def, value);
+			break;
+		case OPTION_TEXT:
+			if (value[0] == '\0')
+				option_error(def, "It must not be empty.", NULL);
+			break;
+	}
+}
+
+static bool
+has_option(List *list, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		if (strcmp(((DefElem *) lfirst(lc))->defname, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+require_pair(List *list, const char *a, const char *b)
+{
+	if (has_option(list, a) && !has_option(list, b))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("option \"%s\" of " OPENSEARCH_FDW " needs option \"%s\"", a, b)));
+}
+
+/*
+ * flusso_opensearch_validator(options text[], catalog oid): every option
+ * known where it is set and well formed, and the ones that go together
+ * set together.
+ */
+Datum
+flusso_opensearch_validator(PG_FUNCTION_ARGS)
+{
+	List	   *list = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			catalog = PG_GETARG_OID(1);
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		DefElem    *def = lfirst(lc);
+		const OptionSpec *spec = NULL;
+
+		for (int i = 0; i < lengthof(options); i++)
+		{
+			if (strcmp(options[i].name, def->defname) == 0 && options[i].catalog == catalog)
+				spec = &options[i];
+		}
+		if (spec == NULL)
+		{
+			StringInfoData valid;
+
+			initStringInfo(&valid);
+			for (int i = 0; i < lengthof(options); i++)
+			{
+				if (options[i].catalog == catalog)
+					appendStringInfo(&valid, "%s%s", valid.len ? ", " : "", options[i].name);
+			}
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("invalid option \"%s\" for a " OPENSEARCH_FDW " %s",
+							def->defname, catalog_name(catalog)),
+					 valid.len ? errhint("Valid options here are: %s.", valid.data)
+					 : errhint("The wrapper takes no options; its servers and user mappings do.")));
+		}
+		check_value(def, spec);
+	}
+	if (catalog == ForeignServerRelationId && !has_option(list, "url"))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("a " OPENSEARCH_FDW " server needs option \"url\""),
+				 errhint("CREATE SERVER search FOREIGN DATA WRAPPER " OPENSEARCH_FDW " OPTIONS (url 'https://search.example.com:9200');")));
+	require_pair(list, "password", "user");
+	require_pair(list, "user", "password");
+	require_pair(list, "aws_access_key_id", "aws_secret_access_key");
+	require_pair(list, "aws_secret_access_key", "aws_access_key_id");
+	require_pair(list, "aws_session_token", "aws_access_key_id");
+	require_pair(list, "client_key", "client_cert");
+	PG_RETURN_VOID();
+}
+
+static char *
+option(List *list, const char *name, const char *otherwise)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return pstrdup(defGetString(def));
+	}
+	return otherwise ? pstrdup(otherwise) : NULL;
+}
+
+/* The options of the user mapping of role on the server, or PUBLIC's. */
+static List *
+mapping_options(Oid role, Oid serverid, bool *found)
+{
+	Oid			roles[2] = {role, InvalidOid};
+
+	for (int i = 0; i < 2; i++)
+	{
+		HeapTuple	tuple = SearchSysCache2(USERMAPPINGUSERSERVER,
+											ObjectIdGetDatum(roles[i]),
+											ObjectIdGetDatum(serverid));
+
+		if (HeapTupleIsValid(tuple))
+		{
+			bool		isnull;
+			Datum		datum = SysCacheGetAttr(USERMAPPINGUSERSERVER, tuple,
+												Anum_pg_user_mapping_umoptions, &isnull);
+			List	   *list = isnull ? NIL : untransformRelOptions(datum);
+
+			ReleaseSysCache(tuple);
+			*found = true;
+			return list;
+		}
+	}
+	*found = false;
+	return NIL;
+}
+
+/*
+ * The server named server_name, which must be a flusso_opensearch server,
+ * with the credentials of role's user mapping (or PUBLIC's).  NULL when
+ * there is no such server and missing_ok.
+ */
+OpenSearchServer *
+os_server_load(const char *server_name, Oid role, bool missing_ok)
+{
+	ForeignServer *fs = GetForeignServerByName(server_name, missing_ok);
+	ForeignDataWrapper *fdw;
+	OpenSearchServer *server;
+	List	   *mapping;
+	char	   *url;
+
+	if (fs == NULL)
+		return NULL;
+	fdw = GetForeignDataWrapper(fs->fdwid);
+	if (strcmp(fdw->fdwname, OPENSEARCH_FDW) != 0)
+	{
+		if (missing_ok)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("server \"%s\" is not a " OPENSEARCH_FDW " server", server_name),
+				 errdetail("It belongs to foreign-data wrapper \"%s\".", fdw->fdwname)));
+	}
+	server = palloc0(sizeof(OpenSearchServer));
+	server->name = pstrdup(fs->servername);
+	server->serverid = fs->serverid;
+	server->role = role;
+	url = option(fs->options, "url", "");
+	while (url[0] && url[strlen(url) - 1] == '/')
+		url[strlen(url) - 1] = '\0';
+	server->url = url;
+	server->index_prefix = option(fs->options, "index_prefix", "");
+	server->ca_file = option(fs->options, "ca_file", NULL);
+	server->client_cert = option(fs->options, "client_cert", NULL);
+	server->client_key = option(fs->options, "client_key", NULL);
+	if (!parse_bool(option(fs->options, "tls_verify", "true"), &server->tls_verify))
+		server->tls_verify = true;
+	server->aws_region = option(fs->options, "aws_region", NULL);
+	server->aws_service = option(fs->options, "aws_service", "es");
+	server->connect_timeout = atoi(option(fs->options, "connect_timeout", "10"));
+	server->request_timeout = atoi(option(fs->options, "request_timeout", "60"));
+	server->bulk_max_documents = atoi(option(fs->options, "bulk_max_documents", "1000"));
+	server->bulk_max_bytes = atoi(option(fs->options, "bulk_max_bytes", "5242880"));
+
+	mapping = mapping_options(role, fs->serverid, &server->has_mapping);
+	server->user = option(mapping, "user", NULL);
+	server->password = option(mapping, "password", NULL);
+	server->aws_access_key_id = option(mapping, "aws_access_key_id", NULL);
+	server->aws_secret_access_key = option(mapping, "aws_secret_access_key", NULL);
+	server->aws_session_token = option(mapping, "aws_session_token", NULL);
+	return server;
+}
+
+/* May role ship documents through the server (USAGE on it)? */
+bool
+os_server_usable_by(const char *server_name, Oid role)
+{
+	ForeignServer *fs = GetForeignServerByName(server_name, true);
+
+	return fs != NULL && compat_foreign_server_aclcheck(fs->serverid, role, ACL_USAGE) == ACLCHECK_OK;
+}

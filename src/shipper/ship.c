@@ -1,0 +1,412 @@
+/*-------------------------------------------------------------------------
+ *
+ * ship.c
+ *	  One _bulk for one index: the oldest queued documents, built from the
+ *	  current rows as the index's owner, sent to every generation that takes
+ *	  them, and what became of each recorded.
+ *
+ * Rows are read in version order, at most as many as the cap allows (the
+ * server's bulk_max_documents items, halved by a 413) and as fit in
+ * bulk_max_bytes (a document larger than that goes alone).  A document
+ * that builds goes as an index item, one that builds nothing as a delete,
+ * each with the row's version.  The request is sent outside any
+ * transaction, so a slow cluster holds no snapshot.
+ *
+ * A row leaves the outbox only if it was not queued again meanwhile (its
+ * seq is unchanged), once every item of it is done; an item refused for
+ * good puts the row in flusso.rejected instead, and with on_error 'stop'
+ * stops the index's shipping.  A row with an item to try again stays, and
+ * the index backs off.  Rows of one id are thus shipped strictly in
+ * order: a row is read again only after the bulk that carried it ended,
+ * so an older version of a document can never follow a newer one (which
+ * is why flusso needs no index.gc_deletes of its own).
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "common/attempt.h"
+#include "common/xact.h"
+#include "document/by_id.h"
+#include "index/definition.h"
+#include "opensearch/bulk.h"
+#include "opensearch/http.h"
+#include "shipper/shipper.h"
+
+/* A queued row, and what it is sent as. */
+typedef struct QueuedRow
+{
+	char	   *id;
+	int64		version;
+	bool		seed_only;
+	int64		seq;
+	char	   *doc;			/* built now; NULL: builds nothing (delete) */
+	int			first_item;		/* its items in the bulk, -1: not sent */
+	int			nitems;
+} QueuedRow;
+
+typedef struct BulkBatch
+{
+	ShipIndex  *x;
+	List	   *targets;		/* ShipGeneration that take documents */
+	int			limit;			/* rows to read */
+	QueuedRow  *rows;
+	int			nrows;
+	MemoryContext context;		/* outlives the transactions */
+} BulkBatch;
+
+/* The oldest queued rows of the index, in version order. */
+static void
+read_rows(BulkBatch *b)
+{
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		values[2] = {CStringGetTextDatum(b->x->name), Int32GetDatum(b->limit)};
+	MemoryContext old;
+
+	if (SPI_execute_with_args("SELECT id, version, seed_only, seq FROM flusso.outbox "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "ORDER BY version, seq LIMIT $2",
+							  2, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.outbox");
+	old = MemoryContextSwitchTo(b->context);
+	b->nrows = (int) SPI_processed;
+	b->rows = palloc0(sizeof(QueuedRow) * Max(b->nrows, 1));
+	for (int i = 0; i < b->nrows; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		b->rows[i].id = SPI_getvalue(row, desc, 1);
+		b->rows[i].version = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+		b->rows[i].seed_only = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
+		b->rows[i].seq = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
+		b->rows[i].first_item = -1;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Build the documents of the rows as the index's owner, under the same
+ * conditions the worker builds them.
+ */
+static void
+build_rows(void *arg)
+{
+	BulkBatch  *b = arg;
+	StoredIndex *index = index_load(b->x->name);
+	char	  **ids = palloc(sizeof(char *) * b->nrows);
+	char	  **docs;
+	MemoryContext old;
+
+	for (int i = 0; i < b->nrows; i++)
+		ids[i] = b->rows[i].id;
+	old = MemoryContextSwitchTo(b->context);
+	docs = doc_build_ids(doc_build_query(index->schema), b->x->owner, ids, b->nrows);
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < b->nrows; i++)
+		b->rows[i].doc = docs[i];
+}
+
+/* Does generation g take row r?  A seed's rows go to unserved ones only. */
+static bool
+takes(const ShipGeneration *g, const QueuedRow *r)
+{
+	return !(r->seed_only && strcmp(g->state, "served") == 0);
+}
+
+/* The NDJSON of as many rows as fit; a row too large goes alone. */
+static void
+compose(BulkBatch *b, StringInfo body, bool *deletes, int max_bytes)
+{
+	int			nitems = 0;
+	StringInfoData row;
+
+	initStringInfo(&row);
+	for (int i = 0; i < b->nrows; i++)
+	{
+		QueuedRow  *r = &b->rows[i];
+		ListCell   *lc;
+		int			first = nitems;
+
+		resetStringInfo(&row);
+		foreach(lc, b->targets)
+		{
+			ShipGeneration *g = lfirst(lc);
+
+			if (!takes(g, r))
+				continue;
+			if (r->doc)
+				bulk_add_index(&row, g->concrete, r->id, r->version, r->doc);
+			else
+				bulk_add_delete(&row, g->concrete, r->id, r->version);
+			deletes[nitems++] = r->doc == NULL;
+		}
+		if (body->len > 0 && body->len + row.len > max_bytes)
+			break;
+		appendBinaryStringInfo(body, row.data, row.len);
+		r->first_item = first;
+		r->nitems = nitems - first;
+	}
+	pfree(row.data);
+}
+
+/* How the rows fared: done, rejected (with an item's result), or not. */
+typedef struct Outcome
+{
+	List	   *done;			/* QueuedRow */
+	List	   *rejected;		/* QueuedRow, with rejections */
+	List	   *rejections;		/* BulkItemResult, one per rejected row */
+	int			retry;			/* rows to try again */
+} Outcome;
+
+static void
+judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
+{
+	for (int i = 0; i < b->nrows; i++)
+	{
+		QueuedRow  *r = &b->rows[i];
+		BulkItemResult *worst = NULL;
+
+		if (r->first_item < 0)
+			continue;
+		/* BULK_DONE < BULK_RETRY < BULK_REJECTED: the row fares as its worst item */
+		for (int k = r->first_item; k < r->first_item + r->nitems; k++)
+		{
+			if (worst == NULL || results[k].outcome > worst->outcome)
+				worst = &results[k];
+		}
+		if (worst == NULL || worst->outcome == BULK_DONE)
+			out->done = lappend(out->done, r);
+		else if (worst->outcome == BULK_REJECTED)
+		{
+			out->rejected = lappend(out->rejected, r);
+			out->rejections = lappend(out->rejections, worst);
+		}
+		else
+			out->retry++;
+	}
+}
+
+static Datum
+text_array(List *rows, bool ids)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(rows), 1));
+	int			n = 0;
+	ListCell   *lc;
+
+	foreach(lc, rows)
+	{
+		QueuedRow  *r = lfirst(lc);
+
+		elems[n++] = ids ? CStringGetTextDatum(r->id) : Int64GetDatum(r->seq);
+	}
+	return ids ? PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT))
+		: PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* Forget the rows not queued again since they were read. */
+static void
+forget_rows(const char *index, List *rows)
+{
+	Oid			types[3] = {TEXTOID, TEXTARRAYOID, INT8ARRAYOID};
+	Datum		values[3] = {CStringGetTextDatum(index), text_array(rows, true), text_array(rows, false)};
+
+	if (rows == NIL)
+		return;
+	if (SPI_execute_with_args("DELETE FROM flusso.outbox o USING ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
+							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq",
+							  3, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete shipped rows from flusso.outbox");
+}
+
+static void
+reject_row(const char *index, const QueuedRow *r, const BulkItemResult *result)
+{
+	Oid			types[6] = {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID};
+	Datum		values[6];
+
+	values[0] = CStringGetTextDatum(index);
+	values[1] = CStringGetTextDatum(r->id);
+	values[2] = Int64GetDatum(r->version);
+	values[3] = Int32GetDatum(result->status);
+	values[4] = CStringGetTextDatum(result->error_type ? result->error_type : "unknown");
+	values[5] = CStringGetTextDatum(result->reason ? result->reason : "");
+	if (SPI_execute_with_args("INSERT INTO flusso.rejected AS r (index_name, id, version, status, error_type, reason) "
+							  "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (index_name, id) DO UPDATE SET "
+							  "version = EXCLUDED.version, status = EXCLUDED.status, "
+							  "error_type = EXCLUDED.error_type, reason = EXCLUDED.reason, "
+							  "rejected_at = EXCLUDED.rejected_at",
+							  6, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record a rejected document");
+}
+
+/* Record how the rows fared, in a transaction of its own. */
+static void
+record(BulkBatch *b, Outcome *out)
+{
+	const char *index = b->x->name;
+	MemoryContext caller = CurrentMemoryContext;
+	ListCell   *lc,
+			   *rc;
+
+	if (!xact_begin(true, NULL, 0))
+		return;
+	SPI_connect();
+	forget_rows(index, out->done);
+	forboth(lc, out->rejected, rc, out->rejections)
+		reject_row(index, lfirst(lc), lfirst(rc));
+	forget_rows(index, out->rejected);
+	if (out->rejected != NIL && strcmp(b->x->on_error, "stop") == 0)
+	{
+		Oid			types[2] = {TEXTOID, TEXTOID};
+		Datum		values[2] = {CStringGetTextDatum(index),
+			CStringGetTextDatum(psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
+										 list_length(out->rejected),
+										 ((BulkItemResult *) linitial(out->rejections))->error_type
+										 ? ((BulkItemResult *) linitial(out->rejections))->error_type : "unknown",
+										 index, index))};
+
+		if (SPI_execute_with_args("UPDATE flusso.sink SET stopped = $2 "
+								  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+								  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
+								  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not stop the shipping of index \"%s\"", index);
+	}
+	SPI_finish();
+	xact_commit();
+	MemoryContextSwitchTo(caller);
+}
+
+/* Read and build, in a transaction; false when there is nothing to send. */
+static bool
+prepare(BulkBatch *b, ShipRuntime *rt)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *failure = NULL;
+	bool		built;
+
+	if (!xact_begin(true, NULL, 0))
+		return false;
+	SPI_connect();
+	read_rows(b);
+	SPI_finish();
+	built = b->nrows == 0 || attempt(build_rows, b, &failure);
+	xact_commit();
+	MemoryContextSwitchTo(caller);
+	if (!built)
+		ship_failed(rt, b->x->name, psprintf("could not build documents to ship: %s", failure), -1);
+	return built && b->nrows > 0;
+}
+
+/*
+ * Ship the oldest queued documents of x: true when a bulk was sent (or
+ * tried), false when there was nothing to send.
+ */
+bool
+ship_bulk(ShipIndex *x, ShipRuntime *rt)
+{
+	BulkBatch	b = {x, NIL, 0, NULL, 0, CurrentMemoryContext};
+	StringInfoData body;
+	bool	   *deletes;
+	BulkItemResult *results;
+	HttpRequest *req;
+	Outcome		out = {NIL, NIL, NIL, 0};
+	int			nitems = 0;
+	ListCell   *lc;
+
+	foreach(lc, x->generations)
+	{
+		ShipGeneration *g = lfirst(lc);
+
+		if (g->created && strcmp(g->state, "retired") != 0)
+			b.targets = lappend(b.targets, g);
+	}
+	if (b.targets == NIL || x->server == NULL)
+		return false;
+	if (rt->items_cap <= 0)
+		rt->items_cap = x->server->bulk_max_documents;
+	b.limit = Max(1, rt->items_cap / list_length(b.targets));
+	if (!prepare(&b, rt))
+		return false;
+
+	initStringInfo(&body);
+	deletes = palloc(sizeof(bool) * b.nrows * list_length(b.targets));
+	compose(&b, &body, deletes, x->server->bulk_max_bytes);
+	for (int i = 0; i < b.nrows; i++)
+		nitems += b.rows[i].first_item >= 0 ? b.rows[i].nitems : 0;
+	if (nitems == 0)
+	{
+		/* rows of a seed no generation takes any more: nothing to send */
+		for (int i = 0; i < b.nrows; i++)
+			out.done = lappend(out.done, &b.rows[i]);
+		record(&b, &out);
+		return true;
+	}
+
+	req = http_bulk_request(x->server, body.data, body.len);
+	http_run(req);
+	if (req->status == 413)
+	{
+		/* too large: halve the cap; a single document too large is refused */
+		if (nitems > 1 || b.nrows > 1)
+		{
+			rt->items_cap = Max(1, nitems / 2);
+			return true;
+		}
+		results = palloc0(sizeof(BulkItemResult));
+		results[0].outcome = BULK_REJECTED;
+		results[0].status = 413;
+		results[0].error_type = "request_entity_too_large";
+		results[0].reason = psprintf("the document alone is larger than the cluster accepts (%zu bytes)",
+									 (size_t) body.len);
+		out.rejected = list_make1(&b.rows[0]);
+		out.rejections = list_make1(results);
+		record(&b, &out);
+		return true;
+	}
+	if (req->status < 200 || req->status >= 300)
+	{
+		ship_failed(rt, x->name, http_failure(req), req->retry_after);
+		return true;
+	}
+	results = palloc0(sizeof(BulkItemResult) * nitems);
+	if (!bulk_read_response(req->response, nitems, deletes, results))
+	{
+		ship_failed(rt, x->name,
+					psprintf("OpenSearch server \"%s\" answered a _bulk of %d items with something else than their results",
+							 x->server->name, nitems), -1);
+		return true;
+	}
+	judge(&b, results, &out);
+	record(&b, &out);
+	ship_record_shipped(x->name, list_length(out.done));
+	if (out.rejected != NIL)
+	{
+		BulkItemResult *first = linitial(out.rejections);
+
+		ereport(LOG,
+				(errmsg("flusso: OpenSearch rejected %d documents of index \"%s\" (%s)",
+						list_length(out.rejected), x->name,
+						first->error_type ? first->error_type : "unknown")));
+		ship_record_error(x->name,
+						  psprintf("OpenSearch rejected %d documents (%s): see flusso_rejected('%s')",
+								   list_length(out.rejected),
+								   first->error_type ? first->error_type : "unknown", x->name));
+	}
+	if (out.retry > 0)
+		ship_failed(rt, x->name,
+					psprintf("OpenSearch server \"%s\" refused %d documents for now; they are sent again",
+							 x->server->name, out.retry), req->retry_after);
+	else
+		ship_succeeded(rt);
+	return true;
+}

@@ -1,0 +1,262 @@
+/*-------------------------------------------------------------------------
+ *
+ * shipper.c
+ *	  The "flusso shipper" background worker of a database: ships what the
+ *	  OpenSearch sink queued, and keeps the OpenSearch indexes' generations
+ *	  and aliases as flusso's catalog says.
+ *
+ * It runs beside the worker, never in its way: the worker only queues ids
+ * in flusso.outbox and confirms its slot once they are committed, so a
+ * slow, failing or unreachable cluster delays neither decoding nor the
+ * table sink, and an outage grows the outbox (one row per document at
+ * most), never pg_wal.  The launcher starts it when a sink asks for it;
+ * it ends once no index has an OpenSearch sink and no generation is left
+ * to delete.
+ *
+ * Each pass reads the catalog, then gives every index a turn: the steps
+ * its generations need (generations.c), then one _bulk (ship.c).  A step
+ * that fails puts that index alone in back-off (exponential with jitter,
+ * from half a second to a minute, longer if OpenSearch asks so with
+ * Retry-After) and says why in flusso_status(); the other indexes go on.
+ * Between passes with nothing to do it sleeps on its latch, which the
+ * worker sets when it commits something to ship.  Requests are waited for
+ * with the latch (opensearch/http.c): SIGTERM and reloads are answered
+ * within a second, even while a request hangs.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/pg_prng.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "common/pinned.h"
+#include "common/shared.h"
+#include "opensearch/http.h"
+#include "shipper/shipper.h"
+
+/* the longest sleep between passes: the catalog is read again then */
+#define SHIP_NAPTIME_MS 1000
+#define SHIP_BACKOFF_MIN_MS 500
+
+static DatabaseEntry *my_entry = NULL;
+static HTAB *runtimes = NULL;
+
+static void
+forget_shipper(int code, Datum arg)
+{
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	if (my_entry->shipper_pid == MyProcPid)
+	{
+		my_entry->shipper_pid = 0;
+		my_entry->shipper_latch = NULL;
+	}
+	LWLockRelease(flusso_shared->lock);
+	shared_wake_launcher();
+}
+
+/* Answer a reload, even in the middle of a request. */
+static void
+answer_reload(void)
+{
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+}
+
+static ShipRuntime *
+runtime_of(const char *index)
+{
+	char		key[NAMEDATALEN];
+	ShipRuntime *rt;
+	bool		found;
+
+	strlcpy(key, index, NAMEDATALEN);
+	rt = hash_search(runtimes, key, HASH_ENTER, &found);
+	if (!found)
+	{
+		rt->not_before = 0;
+		rt->failures = 0;
+		rt->items_cap = 0;
+	}
+	return rt;
+}
+
+/*
+ * A step for index failed: back off, half a second doubling with every
+ * failure in a row up to a minute, with jitter, and no less than what a
+ * Retry-After asked for; and say why in flusso_status().
+ */
+void
+ship_failed(ShipRuntime *rt, const char *index, const char *message, int retry_after_s)
+{
+	long		delay_ms = Min((long) SHIP_BACKOFF_MAX_MS,
+							   (long) SHIP_BACKOFF_MIN_MS << Min(rt->failures, 10));
+
+	rt->failures++;
+	delay_ms = delay_ms / 2 + (long) (pg_prng_double(&pg_global_prng_state) * (delay_ms / 2));
+	if (retry_after_s > 0)
+		delay_ms = Max(delay_ms, Min((long) retry_after_s, 600L) * 1000L);
+	rt->not_before = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), delay_ms);
+	if (rt->failures == 1 || rt->failures % 10 == 0)
+		ereport(LOG,
+				(errmsg("flusso shipper: index \"%s\": %s", index, message),
+				 errdetail("Failure %d in a row; trying again in %ld ms.", rt->failures, delay_ms)));
+	ship_record_error(index, message);
+}
+
+void
+ship_succeeded(ShipRuntime *rt)
+{
+	rt->failures = 0;
+	rt->not_before = 0;
+}
+
+/*
+ * No sink and no generation left: end, unless someone asked for the
+ * shipper since the pass began (requests counts the asks).
+ */
+static bool
+may_end(uint64 requests)
+{
+	bool		end;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	end = my_entry->shipper_requests == requests;
+	if (end)
+		my_entry->shipper_wanted = false;
+	LWLockRelease(flusso_shared->lock);
+	return end;
+}
+
+/* One turn of index x: its generations' steps, then one _bulk. */
+static bool
+take_turn(ShipIndex *x)
+{
+	ShipRuntime *rt = runtime_of(x->name);
+
+	if (rt->not_before > GetCurrentTimestamp())
+		return false;
+	if (!ship_generations(x, rt))
+		return true;
+	if (x->live && x->stopped == NULL && ship_is_ready(x))
+		return ship_bulk(x, rt);
+	return false;
+}
+
+/* Until the earliest back-off ends, at most SHIP_NAPTIME_MS. */
+static long
+nap_ms(List *indexes)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	long		nap = SHIP_NAPTIME_MS;
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		ShipRuntime *rt = runtime_of(((ShipIndex *) lfirst(lc))->name);
+
+		if (rt->not_before > now)
+			nap = Min(nap, TimestampDifferenceMilliseconds(now, rt->not_before) + 1);
+	}
+	return nap;
+}
+
+static void
+run(void)
+{
+	MemoryContext pass_context = AllocSetContextCreate(TopMemoryContext, "flusso shipper pass",
+													   ALLOCSET_DEFAULT_SIZES);
+
+	for (;;)
+	{
+		List	   *indexes;
+		uint64		requests;
+		bool		worked = false;
+		ListCell   *lc;
+
+		CHECK_FOR_INTERRUPTS();
+		answer_reload();
+		LWLockAcquire(flusso_shared->lock, LW_SHARED);
+		requests = my_entry->shipper_requests;
+		LWLockRelease(flusso_shared->lock);
+
+		MemoryContextReset(pass_context);
+		MemoryContextSwitchTo(pass_context);
+		if (!ship_load(&indexes))
+		{
+			ereport(LOG, (errmsg("flusso shipper stopping: the extension was dropped")));
+			(void) may_end(requests);
+			return;
+		}
+		if (indexes == NIL && may_end(requests))
+		{
+			ereport(LOG, (errmsg("flusso shipper stopping: no index ships to OpenSearch")));
+			return;
+		}
+		pgstat_report_activity(STATE_RUNNING, "shipping");
+		foreach(lc, indexes)
+			worked |= take_turn(lfirst(lc));
+		/* a pass went through: the shipper is not failing at start */
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		my_entry->shipper_failures = 0;
+		LWLockRelease(flusso_shared->lock);
+		if (!worked)
+		{
+			pgstat_report_activity(STATE_IDLE, NULL);
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 nap_ms(indexes), PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+	}
+}
+
+/* Entry point of "flusso shipper"; arg is the database's entry index. */
+void
+flusso_shipper_main(Datum arg)
+{
+	HASHCTL		ctl;
+	Oid			dboid;
+
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	my_entry = &flusso_shared->databases[DatumGetInt32(arg)];
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	dboid = my_entry->dboid;
+	my_entry->shipper_pid = MyProcPid;
+	my_entry->shipper_latch = MyLatch;
+	LWLockRelease(flusso_shared->lock);
+	before_shmem_exit(forget_shipper, (Datum) 0);
+
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	/* it builds documents as the worker does, on their owners' behalf */
+	pinned_settings_for_process();
+	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	http_wait_callback = answer_reload;
+	http_init_process();
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = NAMEDATALEN;
+	ctl.entrysize = sizeof(ShipRuntime);
+	runtimes = hash_create("flusso shipper indexes", 16, &ctl, HASH_ELEM | HASH_STRINGS);
+
+	run();
+	proc_exit(0);
+}

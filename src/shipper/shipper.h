@@ -1,0 +1,82 @@
+/*-------------------------------------------------------------------------
+ *
+ * shipper.h
+ *	  The shipper of a database: what it knows of each index it ships for,
+ *	  as flusso's catalog says at the start of a pass, and the steps it
+ *	  takes for one index in a turn.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_SHIPPER_SHIPPER_H
+#define FLUSSO_SHIPPER_SHIPPER_H
+
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+#include "opensearch/server.h"
+
+/* A row of flusso.opensearch_generation, and what its steps send. */
+typedef struct ShipGeneration
+{
+	int64		generation;
+	char	   *index_name;
+	char	   *alias;
+	char	   *concrete;
+	char	   *state;			/* seeding, seeded, served, retired */
+	bool		created;		/* exists in OpenSearch */
+	bool		keep;			/* retired, but left in OpenSearch */
+	int64		seeded_version; /* -1: none */
+	int64		truncate_version;	/* -1: none */
+	bool		drained;		/* nothing queued up to seeded_version waits */
+	char	   *create_body;	/* settings and mappings, to create it */
+	char	   *live_settings;	/* replicas and refresh, once seeded */
+	OpenSearchServer *server;	/* NULL: the server is gone */
+} ShipGeneration;
+
+/* An index the shipper has work for. */
+typedef struct ShipIndex
+{
+	char	   *name;
+	bool		live;			/* the index and its OpenSearch sink exist */
+	Oid			owner;
+	char	   *on_error;		/* quarantine or stop */
+	char	   *stopped;		/* why shipping stopped, or NULL */
+	OpenSearchServer *server;	/* NULL: the server is gone */
+	char	   *server_name;
+	List	   *generations;	/* ShipGeneration, oldest first */
+} ShipIndex;
+
+/* What the shipper keeps of an index from turn to turn. */
+typedef struct ShipRuntime
+{
+	char		name[NAMEDATALEN];	/* hash key */
+	TimestampTz not_before;		/* backing off until then */
+	int			failures;		/* in a row */
+	int			items_cap;		/* a 413 halves it */
+} ShipRuntime;
+
+/* how long a failed step waits before it is tried again, at most */
+#define SHIP_BACKOFF_MAX_MS 60000
+
+extern PGDLLEXPORT void flusso_shipper_main(Datum arg);
+
+/* catalog.c */
+extern bool ship_load(List **indexes);
+extern void ship_record_error(const char *index, const char *message);
+extern void ship_record_shipped(const char *index, int64 shipped);
+
+/* generations.c */
+extern bool ship_generations(ShipIndex *x, ShipRuntime *rt);
+extern bool ship_is_ready(ShipIndex *x);
+
+/* bulk.c */
+extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt);
+
+/* shipper.c */
+extern void ship_failed(ShipRuntime *rt, const char *index, const char *message,
+						int retry_after_s);
+extern void ship_succeeded(ShipRuntime *rt);
+
+#endif							/* FLUSSO_SHIPPER_SHIPPER_H */

@@ -1,0 +1,174 @@
+# OpenSearchNode.pm: a real OpenSearch node for flusso's TAP tests (the
+# embedded node of test/opensearch/), its REST API through curl, and what
+# the tests compare between it and PostgreSQL.  Every node a test starts is
+# stopped when the test ends.
+
+package OpenSearchNode;
+
+use strict;
+use warnings;
+
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my @started;
+my $script = "$ENV{FLUSSO_TEST_DIR}/opensearch/node.sh";
+
+# Start a node named $name on a free port; dies if it does not come up.
+sub start
+{
+	my ($class, $name) = @_;
+	my $self = bless {
+		name => $name,
+		dir => "$PostgreSQL::Test::Utils::tmp_check/opensearch_$name",
+		port => PostgreSQL::Test::Cluster::get_free_port(),
+	}, $class;
+	$self->restart;
+	push @started, $self;
+	return $self;
+}
+
+sub port { return $_[0]->{port} }
+sub url { return "http://127.0.0.1:$_[0]->{port}" }
+
+# Start it again (after kill or stop), with its data.
+sub restart
+{
+	my ($self) = @_;
+	system('bash', $script, 'start', $self->{dir}, $self->{port}) == 0
+	  or die "OpenSearch node $self->{name} did not start";
+	return;
+}
+
+# SIGKILL: an outage, as sudden as they come.
+sub kill9
+{
+	my ($self) = @_;
+	system('bash', $script, 'kill', $self->{dir});
+	return;
+}
+
+sub stop
+{
+	my ($self) = @_;
+	system('bash', $script, 'stop', $self->{dir});
+	return;
+}
+
+END
+{
+	$_->stop for @started;
+}
+
+# A request; returns (HTTP status, decoded JSON body or undef).
+sub request
+{
+	my ($self, $method, $path, $body) = @_;
+	my @cmd = ('curl', '-s', '-o', '-', '-w', '\n%{http_code}', '-X', $method,
+		'-H', 'Content-Type: application/json', $self->url . $path);
+	push @cmd, '--data-binary', $body if defined $body;
+	open(my $fh, '-|', @cmd) or die "curl: $!";
+	local $/;
+	my $out = <$fh>;
+	close $fh;
+	my ($json, $status) = $out =~ /\A(.*)\n(\d+)\z/s;
+	return (0, undef) if !defined $status;
+	my $decoded = eval { decode_json($json) };
+	return ($status, $decoded);
+}
+
+# The documents count of $index (an alias or an index), refreshed first.
+sub count
+{
+	my ($self, $index) = @_;
+	$self->request('POST', "/$index/_refresh");
+	my ($status, $body) = $self->request('GET', "/$index/_count");
+	return $status == 200 ? $body->{count} : undef;
+}
+
+# Every document of $index: { id => _source }, read with search_after.
+sub documents
+{
+	my ($self, $index) = @_;
+	$self->request('POST', "/$index/_refresh");
+	my %docs;
+	my $after;
+	while (1)
+	{
+		my $query = { size => 500, sort => [ { _id => 'asc' } ], query => { match_all => {} } };
+		$query->{search_after} = [$after] if defined $after;
+		my ($status, $body) = $self->request('POST', "/$index/_search", encode_json($query));
+		die "search on $index answered $status" if $status != 200;
+		my $hits = $body->{hits}{hits};
+		last if !@$hits;
+		$docs{ $_->{_id} } = $_->{_source} for @$hits;
+		$after = $hits->[-1]{_id};
+	}
+	return \%docs;
+}
+
+# The indexes an alias points to.
+sub alias_targets
+{
+	my ($self, $alias) = @_;
+	my ($status, $body) = $self->request('GET', "/_alias/$alias");
+	return $status == 200 ? [ sort keys %$body ] : [];
+}
+
+# Every OpenSearch index whose name starts with $prefix.
+sub indexes_like
+{
+	my ($self, $prefix) = @_;
+	my ($status, $body) = $self->request('GET', "/_cat/indices/$prefix*?format=json");
+	return [] if $status != 200;
+	return [ sort map { $_->{index} } @$body ];
+}
+
+# Poll until the OpenSearch sink of $index in database $db has nothing
+# pending, a generation served and no generation being seeded, and the
+# worker has confirmed the current WAL position.
+sub caught_up
+{
+	my ($node, $db, $index) = @_;
+	my $lsn = $node->safe_psql($db, 'SELECT pg_current_wal_insert_lsn()');
+	return $node->poll_query_until(
+		$db, qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
+		  WHERE slot_name LIKE 'flusso_%')
+		  AND (SELECT phase = 'live' AND ship_pending = 0 FROM flusso_status() WHERE index = '$index')
+		  AND (SELECT bool_and(state = 'served') FROM flusso.opensearch_generation
+		       WHERE index_name = '$index' AND state <> 'retired')
+		  AND NOT EXISTS (SELECT FROM flusso.opensearch_generation WHERE index_name = '$index'
+		       AND state = 'retired')});
+}
+
+# Compare every document PostgreSQL builds for $index (flusso_build over
+# the ids of its root table's keys, given as SQL) with what $alias holds;
+# returns the ids that differ, are missing or are extra.
+sub differences
+{
+	my ($self, $node, $db, $index, $alias, $ids_sql) = @_;
+	my $docs = $self->documents($alias);
+	my $json = JSON::PP->new->canonical;
+	my @wrong;
+	my %built;
+	for my $line (split /\n/,
+		$node->safe_psql($db, "SELECT i, flusso_build('$index', i) FROM ($ids_sql) k(i)"))
+	{
+		my ($id, $doc) = split /\|/, $line, 2;
+		$built{$id} = $doc eq '' ? undef : decode_json($doc);
+	}
+	for my $id (sort keys %built)
+	{
+		my $want = $built{$id};
+		my $have = $docs->{$id};
+		next if !defined $want && !defined $have;
+		push @wrong, "$id: " . (!defined $have ? 'missing' : !defined $want ? 'extra' : 'different')
+		  if !defined $want || !defined $have || $json->encode($want) ne $json->encode($have);
+	}
+	push @wrong, map { "$_: extra" } grep { !exists $built{$_} } sort keys %$docs;
+	return \@wrong;
+}
+
+1;
