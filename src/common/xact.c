@@ -23,10 +23,49 @@
 #include "access/xact.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
+#include "replication/slot.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
 #include "common/xact.h"
+
+/* the decoding flag was set, and is to be set again after the transaction */
+static bool decoding_flag_cleared = false;
+
+/* Set or clear this process's PROC_IN_LOGICAL_DECODING. */
+static void
+set_decoding_flag(bool on)
+{
+	LWLockAcquire(ProcArrayLock, LW_EXCLUSIVE);
+	if (on)
+		MyProc->statusFlags |= PROC_IN_LOGICAL_DECODING;
+	else
+		MyProc->statusFlags &= ~PROC_IN_LOGICAL_DECODING;
+	ProcGlobal->statusFlags[MyProc->pgxactoff] = MyProc->statusFlags;
+	LWLockRelease(ProcArrayLock);
+}
+
+/* Outside a transaction: its own transaction is seen as it is by others. */
+static void
+leave_decoding(void)
+{
+	if (MyProc->statusFlags & PROC_IN_LOGICAL_DECODING)
+	{
+		set_decoding_flag(false);
+		decoding_flag_cleared = true;
+	}
+}
+
+/* The transaction ended: the process decodes again, if it still holds its slot. */
+static void
+resume_decoding(void)
+{
+	if (decoding_flag_cleared && MyReplicationSlot != NULL)
+		set_decoding_flag(true);
+	decoding_flag_cleared = false;
+}
 
 /*
  * Start a transaction with a snapshot.  With lock_extension, false (and no
@@ -36,6 +75,7 @@
 bool
 xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 {
+	leave_decoding();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	if (lock_extension)
@@ -47,6 +87,7 @@ xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 		if (!OidIsValid(extension) || get_extension_name(extension) == NULL)
 		{
 			AbortCurrentTransaction();
+			resume_decoding();
 			return false;
 		}
 	}
@@ -62,4 +103,5 @@ xact_commit(void)
 {
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	resume_decoding();
 }
