@@ -61,7 +61,7 @@ load_indexes(MemoryContext context)
 	List	   *indexes = NIL;
 
 	if (SPI_execute("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
-					"s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped "
+					"s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped, i.owner::pg_catalog.text "
 					"FROM flusso.sink s JOIN flusso.index i ON i.name OPERATOR(pg_catalog.=) s.index_name "
 					"WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch' ORDER BY i.name",
 					true, 0) != SPI_OK_SELECT)
@@ -78,6 +78,7 @@ load_indexes(MemoryContext context)
 		x->server_name = column_text(i, 3);
 		x->on_error = column_text(i, 4);
 		x->stopped = column_text(i, 5);
+		x->owner_name = column_text(i, 6);
 		indexes = lappend(indexes, x);
 		MemoryContextSwitchTo(old);
 	}
@@ -172,6 +173,7 @@ ship_load(List **indexes)
 			MemoryContext old = MemoryContextSwitchTo(context);
 
 			x->server = os_server_load(x->server_name, x->owner, true);
+			x->usable = os_server_usable_by(x->server_name, x->owner);
 			MemoryContextSwitchTo(old);
 		}
 		foreach(gc, x->generations)

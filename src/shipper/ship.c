@@ -286,24 +286,88 @@ record(BulkBatch *b, Outcome *out)
 	MemoryContextSwitchTo(caller);
 }
 
+/*
+ * The generations that take documents, read after the rows: a row queued
+ * by a seed is committed after its generation, so this statement's
+ * snapshot sees the generation of every row read, and no row goes
+ * unshipped (or is forgotten) for want of a generation this pass did not
+ * know yet.  False (the bulk waits for the next pass) when one is not in
+ * the pass's list or not created in OpenSearch yet.
+ */
+static bool
+read_targets(BulkBatch *b)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(b->x->name)};
+	MemoryContext old;
+
+	if (SPI_execute_with_args("SELECT generation FROM flusso.opensearch_generation "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.<>) 'retired'",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.opensearch_generation");
+	old = MemoryContextSwitchTo(b->context);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		int64		generation = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+															 SPI_tuptable->tupdesc, 1, &isnull));
+		ShipGeneration *found = NULL;
+		ListCell   *lc;
+
+		foreach(lc, b->x->generations)
+		{
+			ShipGeneration *g = lfirst(lc);
+
+			if (g->generation == generation)
+				found = g;
+		}
+		if (found == NULL || !found->created || strcmp(found->state, "retired") == 0)
+		{
+			MemoryContextSwitchTo(old);
+			return false;
+		}
+		b->targets = lappend(b->targets, found);
+	}
+	MemoryContextSwitchTo(old);
+	return b->targets != NIL;
+}
+
 /* Read and build, in a transaction; false when there is nothing to send. */
 static bool
 prepare(BulkBatch *b, ShipRuntime *rt)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	char	   *failure = NULL;
+	ErrorData  *error = NULL;
 	bool		built;
 
 	if (!xact_begin(true, NULL, 0))
 		return false;
 	SPI_connect();
+	/* rows first: a statement's snapshot sees every generation before it */
 	read_rows(b);
+	if (!read_targets(b))
+	{
+		SPI_finish();
+		xact_commit();
+		MemoryContextSwitchTo(caller);
+		return false;
+	}
 	SPI_finish();
-	built = b->nrows == 0 || attempt(build_rows, b, &failure);
+	built = b->nrows == 0 || attempt_error(build_rows, b, &error);
 	xact_commit();
 	MemoryContextSwitchTo(caller);
 	if (!built)
-		ship_failed(rt, b->x->name, psprintf("could not build documents to ship: %s", failure), -1);
+	{
+		/* an error that may quote a row value is shown by its SQLSTATE only */
+		char	   *shown = attempt_message_for_status(error);
+
+		if (strcmp(shown, error->message) != 0)
+			ereport(LOG,
+					(errmsg("flusso shipper: index \"%s\": could not build documents to ship: %s",
+							b->x->name, error->message)));
+		ship_failed(rt, b->x->name, psprintf("could not build documents to ship: %s", shown), -1);
+	}
 	return built && b->nrows > 0;
 }
 
@@ -320,6 +384,7 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 	BulkItemResult *results;
 	HttpRequest *req;
 	Outcome		out = {NIL, NIL, NIL, 0};
+	int			generations = 0;
 	int			nitems = 0;
 	ListCell   *lc;
 
@@ -327,14 +392,14 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (g->created && strcmp(g->state, "retired") != 0)
-			b.targets = lappend(b.targets, g);
+		if (strcmp(g->state, "retired") != 0)
+			generations++;
 	}
-	if (b.targets == NIL || x->server == NULL)
+	if (generations == 0 || x->server == NULL)
 		return false;
 	if (rt->items_cap <= 0)
 		rt->items_cap = x->server->bulk_max_documents;
-	b.limit = Max(1, rt->items_cap / list_length(b.targets));
+	b.limit = Max(1, rt->items_cap / generations);
 	if (!prepare(&b, rt))
 		return false;
 

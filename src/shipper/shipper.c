@@ -152,6 +152,20 @@ take_turn(ShipIndex *x)
 
 	if (rt->not_before > GetCurrentTimestamp())
 		return false;
+	if (x->live && x->server == NULL)
+	{
+		ship_failed(rt, x->name,
+					psprintf("server \"%s\" does not exist, or is not a flusso_opensearch server",
+							 x->server_name), -1);
+		return false;
+	}
+	if (x->live && !x->usable)
+	{
+		ship_failed(rt, x->name,
+					psprintf("role %s, the index's owner, may not use server \"%s\"",
+							 x->owner_name, x->server_name), -1);
+		return false;
+	}
 	if (!ship_generations(x, rt))
 		return true;
 	if (x->live && x->stopped == NULL && ship_is_ready(x))

@@ -41,10 +41,12 @@ typedef struct ShipIndex
 	char	   *name;
 	bool		live;			/* the index and its OpenSearch sink exist */
 	Oid			owner;
+	char	   *owner_name;
 	char	   *on_error;		/* quarantine or stop */
 	char	   *stopped;		/* why shipping stopped, or NULL */
 	OpenSearchServer *server;	/* NULL: the server is gone */
 	char	   *server_name;
+	bool		usable;			/* the owner has USAGE on the server */
 	List	   *generations;	/* ShipGeneration, oldest first */
 } ShipIndex;
 

@@ -163,8 +163,10 @@ retire_seeding(const IndexSink *sink)
 
 /*
  * A new generation to seed, replacing one left behind: an OpenSearch index
- * named <prefix><index>-g<generation> (a name no index's alias can take:
- * index names have no '-'), which the shipper creates with the sink's
+ * named <prefix><index>-g<generation>-<random> (a name no index's alias
+ * can take: index names have no '-'; the random part keeps a database
+ * restored elsewhere, whose generations count from 1 again, off the
+ * indexes of the original), which the shipper creates with the sink's
  * options as they are now.
  */
 static void
@@ -183,7 +185,8 @@ opensearch_sink_next_begin(const IndexSink *sink)
 	run("INSERT INTO flusso.opensearch_generation "
 		"(generation, index_name, server_name, owner, alias, concrete, settings, state) "
 		"SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
-		"pg_catalog.concat($4, '-g', g), $5, 'seeding' "
+		"pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
+		"$5, 'seeding' "
 		"FROM pg_catalog.nextval('flusso.generation_seq') g",
 		5, types, values, SPI_OK_INSERT);
 	request_shipper_at_commit();
