@@ -31,6 +31,7 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 
 #include "common/attempt.h"
 #include "common/xact.h"
@@ -62,6 +63,37 @@ typedef struct BulkBatch
 	MemoryContext context;		/* outlives the transactions */
 } BulkBatch;
 
+/*
+ * Plan the next statements with the outbox's indexes alone, until
+ * index_paths_end().  The outbox swings from empty to a seed's every
+ * document and back faster than autovacuum's statistics follow it: left to
+ * its estimates, the planner read the oldest 1,000 of 200,000 rows never
+ * analyzed by sorting them all (56 ms a bulk), and deleted 1,000 shipped
+ * rows by hashing the whole table, so each bulk cost more the more was
+ * queued.  The settings are saved at a GUC nest level of their own, as
+ * PostgreSQL's RI_Initial_Check sets work_mem for its one query.
+ */
+static int
+index_paths_begin(void)
+{
+	static const char *const plan_types[] = {
+		"enable_seqscan", "enable_bitmapscan", "enable_sort",
+		"enable_hashjoin", "enable_mergejoin", "enable_material",
+	};
+	int			level = NewGUCNestLevel();
+
+	for (int i = 0; i < lengthof(plan_types); i++)
+		(void) set_config_option(plan_types[i], "off", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+static void
+index_paths_end(int level)
+{
+	AtEOXact_GUC(true, level);
+}
+
 /* The oldest queued rows of the index, in version order. */
 static void
 read_rows(BulkBatch *b)
@@ -69,12 +101,14 @@ read_rows(BulkBatch *b)
 	Oid			types[2] = {TEXTOID, INT4OID};
 	Datum		values[2] = {CStringGetTextDatum(b->x->name), Int32GetDatum(b->limit)};
 	MemoryContext old;
+	int			level = index_paths_begin();
 
 	if (SPI_execute_with_args("SELECT id, version, seed_only, seq FROM flusso.outbox "
 							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 							  "ORDER BY version, seq LIMIT $2",
 							  2, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.outbox");
+	index_paths_end(level);
 	old = MemoryContextSwitchTo(b->context);
 	b->nrows = (int) SPI_processed;
 	b->rows = palloc0(sizeof(QueuedRow) * Max(b->nrows, 1));
@@ -219,13 +253,17 @@ forget_rows(const char *index, List *rows)
 	Oid			types[3] = {TEXTOID, TEXTARRAYOID, INT8ARRAYOID};
 	Datum		values[3] = {CStringGetTextDatum(index), text_array(rows, true), text_array(rows, false)};
 
+	int			level;
+
 	if (rows == NIL)
 		return;
+	level = index_paths_begin();
 	if (SPI_execute_with_args("DELETE FROM flusso.outbox o USING ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
 							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
 							  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq",
 							  3, types, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete shipped rows from flusso.outbox");
+	index_paths_end(level);
 }
 
 static void
