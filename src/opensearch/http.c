@@ -492,20 +492,25 @@ http_pool_abandon(HttpPool *pool)
 }
 
 /*
- * Run one request to its end, answering interrupts: a cancel or a
- * termination stops the request and raises as usual.  The process's pool
- * keeps connections open between requests.
+ * Move the process's requests on until req has ended or, with sent_only,
+ * until all of its body was sent, answering interrupts: a cancel or a
+ * termination stops every request and raises as usual.
  */
-void
-http_run(HttpRequest *req)
+static void
+drive(HttpRequest *req, bool sent_only)
 {
-	if (process_pool == NULL)
-		process_pool = http_pool_create();
-	http_pool_add(process_pool, req);
 	PG_TRY();
 	{
 		while (!req->done)
 		{
+			if (sent_only)
+			{
+				curl_off_t	sent = 0;
+
+				curl_easy_getinfo(req->easy, CURLINFO_SIZE_UPLOAD_T, &sent);
+				if ((size_t) sent >= req->body_len)
+					break;
+			}
 			CHECK_FOR_INTERRUPTS();
 			http_pool_wait(process_pool, 1000);
 			if (http_wait_callback)
@@ -520,6 +525,32 @@ http_run(HttpRequest *req)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+}
+
+void
+http_start(HttpRequest *req)
+{
+	if (process_pool == NULL)
+		process_pool = http_pool_create();
+	http_pool_add(process_pool, req);
+	drive(req, true);
+}
+
+void
+http_finish(HttpRequest *req)
+{
+	drive(req, false);
+}
+
+/*
+ * Run one request to its end.  The process's pool keeps connections open
+ * between requests.
+ */
+void
+http_run(HttpRequest *req)
+{
+	http_start(req);
+	http_finish(req);
 }
 
 /* Connection failures, timeouts, 429 and 5xx: trying again may help. */

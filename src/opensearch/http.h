@@ -55,6 +55,14 @@ extern void http_release(HttpRequest *req);
  * answers reloads there).
  */
 extern void http_run(HttpRequest *req);
+
+/*
+ * The same in two steps, for a caller with work to do while the server
+ * works: http_start returns once the request is sent (or ended), and
+ * http_finish waits for its end.  Both answer interrupts as http_run.
+ */
+extern void http_start(HttpRequest *req);
+extern void http_finish(HttpRequest *req);
 extern void (*http_wait_callback) (void);
 
 /* many requests in flight (the shipper) */

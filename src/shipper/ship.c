@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * ship.c
- *	  One _bulk for one index: the oldest queued documents, built from the
- *	  current rows as the index's owner, sent to every generation that takes
- *	  them, and what became of each recorded.
+ *	  The _bulk requests of one index's turn: the oldest queued documents,
+ *	  built from the current rows as the index's owner, sent to every
+ *	  generation that takes them, and what became of each recorded; the
+ *	  next bulk is read and built while the one before is in flight.
  *
  * Rows are read in version order, at most as many as the cap allows (the
  * server's bulk_max_documents items, halved by a 413) and as fit in
@@ -17,8 +18,9 @@
  * good puts the row in flusso.rejected instead, and with on_error 'stop'
  * stops the index's shipping.  A row with an item to try again stays, and
  * the index backs off.  Rows of one id are thus shipped strictly in
- * order: a row is read again only after the bulk that carried it ended,
- * so an older version of a document can never follow a newer one (which
+ * order: a bulk is sent only once the one before it ended, and a row
+ * queued again while its bulk is in flight sorts after it, into a later
+ * bulk, so an older version of a document can never follow a newer one (which
  * is why flusso needs no index.gc_deletes of its own).
  *
  * Copyright (c) 2026, flusso developers
@@ -32,6 +34,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "common/attempt.h"
 #include "common/xact.h"
@@ -58,9 +62,14 @@ typedef struct BulkBatch
 	ShipIndex  *x;
 	List	   *targets;		/* ShipGeneration that take documents */
 	int			limit;			/* rows to read */
+	const QueuedRow *after;		/* read rows after this one, or NULL */
 	QueuedRow  *rows;
 	int			nrows;
-	MemoryContext context;		/* outlives the transactions */
+	StringInfoData body;		/* the NDJSON of the rows sent */
+	bool	   *deletes;		/* which of its items are deletes */
+	int			nitems;
+	HttpRequest *req;
+	MemoryContext context;		/* the batch's, outlives the transactions */
 } BulkBatch;
 
 /*
@@ -94,19 +103,32 @@ index_paths_end(int level)
 	AtEOXact_GUC(true, level);
 }
 
-/* The oldest queued rows of the index, in version order. */
+/*
+ * The oldest queued rows of the index in version order, or those after
+ * b->after: the rows of the bulk in flight stay in the outbox until it
+ * ends, and are not read twice.
+ */
 static void
 read_rows(BulkBatch *b)
 {
-	Oid			types[2] = {TEXTOID, INT4OID};
-	Datum		values[2] = {CStringGetTextDatum(b->x->name), Int32GetDatum(b->limit)};
+	Oid			types[4] = {TEXTOID, INT4OID, INT8OID, INT8OID};
+	Datum		values[4];
 	MemoryContext old;
 	int			level = index_paths_begin();
 
-	if (SPI_execute_with_args("SELECT id, version, seed_only, seq FROM flusso.outbox "
+	values[0] = CStringGetTextDatum(b->x->name);
+	values[1] = Int32GetDatum(b->limit);
+	values[2] = Int64GetDatum(b->after ? b->after->version : 0);
+	values[3] = Int64GetDatum(b->after ? b->after->seq : 0);
+	if (SPI_execute_with_args(b->after == NULL
+							  ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
 							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "ORDER BY version, seq LIMIT $2"
+							  : "SELECT id, version, seed_only, seq FROM flusso.outbox "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND (version, seq) OPERATOR(pg_catalog.>) ($3, $4) "
 							  "ORDER BY version, seq LIMIT $2",
-							  2, types, values, NULL, true, 0) != SPI_OK_SELECT)
+							  b->after == NULL ? 2 : 4, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.outbox");
 	index_paths_end(level);
 	old = MemoryContextSwitchTo(b->context);
@@ -158,8 +180,10 @@ takes(const ShipGeneration *g, const QueuedRow *r)
 
 /* The NDJSON of as many rows as fit; a row too large goes alone. */
 static void
-compose(BulkBatch *b, StringInfo body, bool *deletes, int max_bytes)
+compose(BulkBatch *b, int max_bytes)
 {
+	StringInfo	body = &b->body;
+	bool	   *deletes = b->deletes;
 	int			nitems = 0;
 	StringInfoData row;
 
@@ -188,6 +212,7 @@ compose(BulkBatch *b, StringInfo body, bool *deletes, int max_bytes)
 		appendBinaryStringInfo(body, row.data, row.len);
 		r->first_item = first;
 		r->nitems = nitems - first;
+		b->nitems = nitems;
 	}
 	pfree(row.data);
 }
@@ -371,9 +396,12 @@ read_targets(BulkBatch *b)
 	return b->targets != NIL;
 }
 
-/* Read and build, in a transaction; false when there is nothing to send. */
+/*
+ * Read and build, in a transaction; false when there is nothing to send,
+ * or (with *failure) when the documents could not be built.
+ */
 static bool
-prepare(BulkBatch *b, ShipRuntime *rt)
+prepare(BulkBatch *b, char **failure)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	ErrorData  *error = NULL;
@@ -404,94 +432,112 @@ prepare(BulkBatch *b, ShipRuntime *rt)
 			ereport(LOG,
 					(errmsg("flusso shipper: index \"%s\": could not build documents to ship: %s",
 							b->x->name, error->message)));
-		ship_failed(rt, b->x->name, psprintf("could not build documents to ship: %s", shown), -1);
+		*failure = psprintf("could not build documents to ship: %s", shown);
 	}
 	return built && b->nrows > 0;
 }
 
 /*
- * Ship the oldest queued documents of x: true when a bulk was sent (or
- * tried), false when there was nothing to send.
+ * Read, build and compose a bulk: the oldest queued rows of x, or with
+ * previous (in flight), those after the last row it sends.  NULL when
+ * there is nothing to send; *worked is set when rows were read (rows that
+ * no generation takes any more are forgotten here), *failure when the
+ * documents could not be built.
  */
-bool
-ship_bulk(ShipIndex *x, ShipRuntime *rt)
+static BulkBatch *
+bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *previous,
+			 bool *worked, char **failure)
 {
-	BulkBatch	b = {x, NIL, 0, NULL, 0, CurrentMemoryContext};
-	StringInfoData body;
-	bool	   *deletes;
-	BulkItemResult *results;
-	HttpRequest *req;
-	Outcome		out = {NIL, NIL, NIL, 0};
-	int			generations = 0;
-	int			nitems = 0;
-	ListCell   *lc;
+	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso bulk",
+												  ALLOCSET_DEFAULT_SIZES);
+	BulkBatch  *b = MemoryContextAllocZero(context, sizeof(BulkBatch));
+	MemoryContext old;
 
-	foreach(lc, x->generations)
+	b->x = x;
+	b->context = context;
+	b->limit = Max(1, rt->items_cap / generations);
+	if (previous != NULL)
 	{
-		ShipGeneration *g = lfirst(lc);
-
-		if (strcmp(g->state, "retired") != 0)
-			generations++;
+		for (int i = 0; i < previous->nrows; i++)
+			if (previous->rows[i].first_item >= 0)
+				b->after = &previous->rows[i];
 	}
-	if (generations == 0 || x->server == NULL)
-		return false;
-	if (rt->items_cap <= 0)
-		rt->items_cap = x->server->bulk_max_documents;
-	b.limit = Max(1, rt->items_cap / generations);
-	if (!prepare(&b, rt))
-		return false;
-
-	initStringInfo(&body);
-	deletes = palloc(sizeof(bool) * b.nrows * list_length(b.targets));
-	compose(&b, &body, deletes, x->server->bulk_max_bytes);
-	for (int i = 0; i < b.nrows; i++)
-		nitems += b.rows[i].first_item >= 0 ? b.rows[i].nitems : 0;
-	if (nitems == 0)
+	if (!prepare(b, failure))
+	{
+		MemoryContextDelete(context);
+		return NULL;
+	}
+	*worked = true;
+	old = MemoryContextSwitchTo(context);
+	initStringInfo(&b->body);
+	b->deletes = palloc(sizeof(bool) * b->nrows * list_length(b->targets));
+	compose(b, x->server->bulk_max_bytes);
+	if (b->nitems > 0)
+		b->req = http_bulk_request(x->server, b->body.data, b->body.len);
+	MemoryContextSwitchTo(old);
+	if (b->nitems == 0)
 	{
 		/* rows of a seed no generation takes any more: nothing to send */
-		for (int i = 0; i < b.nrows; i++)
-			out.done = lappend(out.done, &b.rows[i]);
-		record(&b, &out);
-		return true;
-	}
+		Outcome		out = {NIL, NIL, NIL, 0};
 
-	req = http_bulk_request(x->server, body.data, body.len);
-	http_run(req);
+		for (int i = 0; i < b->nrows; i++)
+			out.done = lappend(out.done, &b->rows[i]);
+		record(b, &out);
+		MemoryContextDelete(context);
+		return NULL;
+	}
+	return b;
+}
+
+/*
+ * Record what became of a bulk that ended; true when the next may follow
+ * (every item went, or was set aside for good without stopping the index).
+ */
+static bool
+bulk_conclude(BulkBatch *b, ShipRuntime *rt)
+{
+	ShipIndex  *x = b->x;
+	HttpRequest *req = b->req;
+	BulkItemResult *results;
+	Outcome		out = {NIL, NIL, NIL, 0};
+	bool		stopping;
+
 	if (req->status == 413)
 	{
 		/* too large: halve the cap; a single document too large is refused */
-		if (nitems > 1 || b.nrows > 1)
+		if (b->nitems > 1 || b->nrows > 1)
 		{
-			rt->items_cap = Max(1, nitems / 2);
-			return true;
+			rt->items_cap = Max(1, b->nitems / 2);
+			return false;
 		}
 		results = palloc0(sizeof(BulkItemResult));
 		results[0].outcome = BULK_REJECTED;
 		results[0].status = 413;
 		results[0].error_type = "request_entity_too_large";
 		results[0].reason = psprintf("the document alone is larger than the cluster accepts (%zu bytes)",
-									 (size_t) body.len);
-		out.rejected = list_make1(&b.rows[0]);
+									 (size_t) b->body.len);
+		out.rejected = list_make1(&b->rows[0]);
 		out.rejections = list_make1(results);
-		record(&b, &out);
-		return true;
+		record(b, &out);
+		return false;
 	}
 	if (req->status < 200 || req->status >= 300)
 	{
 		ship_failed(rt, x->name, http_failure(req), req->retry_after);
-		return true;
+		return false;
 	}
-	results = palloc0(sizeof(BulkItemResult) * nitems);
-	if (!bulk_read_response(req->response, nitems, deletes, results))
+	results = palloc0(sizeof(BulkItemResult) * b->nitems);
+	if (!bulk_read_response(req->response, b->nitems, b->deletes, results))
 	{
 		ship_failed(rt, x->name,
 					psprintf("OpenSearch server \"%s\" answered a _bulk of %d items with something else than their results",
-							 x->server->name, nitems), -1);
-		return true;
+							 x->server->name, b->nitems), -1);
+		return false;
 	}
-	judge(&b, results, &out);
-	record(&b, &out);
+	judge(b, results, &out);
+	record(b, &out);
 	ship_record_shipped(x->name, list_length(out.done));
+	stopping = out.rejected != NIL && strcmp(x->on_error, "stop") == 0;
 	if (out.rejected != NIL)
 	{
 		BulkItemResult *first = linitial(out.rejections);
@@ -506,10 +552,89 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 								   first->error_type ? first->error_type : "unknown", x->name));
 	}
 	if (out.retry > 0)
+	{
 		ship_failed(rt, x->name,
 					psprintf("OpenSearch server \"%s\" refused %d documents for now; they are sent again",
 							 x->server->name, out.retry), req->retry_after);
-	else
-		ship_succeeded(rt);
+		return false;
+	}
+	ship_succeeded(rt);
+	return !stopping;
+}
+
+/* Wait for a bulk in flight; its response lives in the bulk's context. */
+static void
+bulk_wait(BulkBatch *b)
+{
+	MemoryContext old = MemoryContextSwitchTo(b->context);
+
+	http_finish(b->req);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Ship the oldest queued documents of x, one _bulk after the other for up
+ * to SHIP_TURN_MS: true when a bulk was sent (or tried), false when there
+ * was nothing to send.
+ *
+ * While a bulk is in flight the next one is read and built, so that
+ * OpenSearch indexing one and PostgreSQL building the other overlap; the
+ * next is sent only once the first ended and was recorded, and it is
+ * dropped (its rows stay queued) when the first did not go through.  One
+ * id's rows are therefore still shipped strictly in order: a row queued
+ * again while its bulk was in flight has a later position and goes in a
+ * later bulk, sent after the first ended.
+ */
+bool
+ship_bulk(ShipIndex *x, ShipRuntime *rt)
+{
+	BulkBatch  *current;
+	int			generations = 0;
+	bool		worked = false;
+	char	   *failure = NULL;
+	TimestampTz turn_end;
+	ListCell   *lc;
+
+	foreach(lc, x->generations)
+	{
+		ShipGeneration *g = lfirst(lc);
+
+		if (strcmp(g->state, "retired") != 0)
+			generations++;
+	}
+	if (generations == 0 || x->server == NULL)
+		return false;
+	if (rt->items_cap <= 0)
+		rt->items_cap = x->server->bulk_max_documents;
+	current = bulk_prepare(x, rt, generations, NULL, &worked, &failure);
+	if (failure != NULL)
+		ship_failed(rt, x->name, failure, -1);
+	if (current == NULL)
+		return worked;
+
+	turn_end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_TURN_MS);
+	for (;;)
+	{
+		BulkBatch  *next = NULL;
+		bool		carry_on;
+
+		http_start(current->req);
+		if (GetCurrentTimestamp() < turn_end)
+			next = bulk_prepare(x, rt, generations, current, &worked, &failure);
+		bulk_wait(current);
+		carry_on = bulk_conclude(current, rt);
+		MemoryContextDelete(current->context);
+		/* a build that failed backs off after the bulk before it succeeded */
+		if (failure != NULL)
+			ship_failed(rt, x->name, failure, -1);
+		if (next != NULL && (!carry_on || failure != NULL))
+		{
+			MemoryContextDelete(next->context);
+			next = NULL;
+		}
+		if (next == NULL)
+			break;
+		current = next;
+	}
 	return true;
 }

@@ -59,6 +59,9 @@ typedef struct ShipRuntime
 	int			items_cap;		/* a 413 halves it */
 } ShipRuntime;
 
+/* how long one index ships bulk after bulk before the next index's turn */
+#define SHIP_TURN_MS 1000
+
 /* how long a failed step waits before it is tried again, at most */
 #define SHIP_BACKOFF_MAX_MS 60000
 

@@ -29,9 +29,10 @@ $node->safe_psql('library', q{SELECT flusso_set_sinks('books', ARRAY['table', 's
 $node->safe_psql('library', q{SELECT flusso_set_sinks('authors', ARRAY['search'], '{"replicas": 0}')});
 ok(OpenSearchNode::caught_up($node, 'library', 'books'), 'books: seeded into OpenSearch');
 ok(OpenSearchNode::caught_up($node, 'library', 'authors'), 'authors: seeded into OpenSearch');
-is_deeply($os->alias_targets('t-books'), ['t-books-g' . $node->safe_psql('library',
-	q{SELECT generation FROM flusso.opensearch_generation WHERE index_name = 'books'})],
-	'the alias serves the generation the catalog says');
+my $concrete = $node->safe_psql('library',
+	q{SELECT concrete FROM flusso.opensearch_generation WHERE index_name = 'books'});
+like($concrete, qr/^t-books-g\d+-[0-9a-f]{8}$/, 'a generation is named <prefix><index>-g<generation>-<random>');
+is_deeply($os->alias_targets('t-books'), [$concrete], 'the alias serves the generation the catalog says');
 
 my $books_ids = 'SELECT id::text FROM books';
 my $authors_ids = 'SELECT id::text FROM authors';
@@ -145,7 +146,7 @@ is_deeply($os->differences($node, 'library', 'gadgets', 't-gadgets', 'SELECT id:
 # A definition change rolls in a new generation while a client counts
 # the alias: it never sees an error, nor a count other than the table's.
 my $expected = $node->safe_psql('library', q{SELECT count(*) FROM flusso_docs.books});
-my $old = $node->safe_psql('library', q{SELECT generation FROM flusso.opensearch_generation WHERE index_name = 'books'});
+my $old = $node->safe_psql('library', q{SELECT concrete FROM flusso.opensearch_generation WHERE index_name = 'books'});
 my $definition = slurp_file(fixture_path('books.schema.yml')) . "  - integer: shelf\n    column: pages\n    required: false\n";
 $node->safe_psql('library', "SELECT flusso_create_index('books', \$def\$$definition\$def\$, replace => true)");
 my ($polls, $bad, $after_swap) = (0, 0, 0);
@@ -156,7 +157,7 @@ while (time < $deadline && $after_swap < 20)
 	$polls++;
 	$bad++ if $status != 200 || $body->{count} != $expected;
 	my $targets = $os->alias_targets('t-books');
-	$after_swap++ if @$targets == 1 && $targets->[0] ne "t-books-g$old";
+	$after_swap++ if @$targets == 1 && $targets->[0] ne $old;
 	usleep(10_000);
 }
 cmp_ok($after_swap, '==', 20, "the alias moved to the new generation ($polls counts, 20 after the move)");
