@@ -224,6 +224,7 @@ typedef struct Outcome
 	List	   *rejected;		/* QueuedRow, with rejections */
 	List	   *rejections;		/* BulkItemResult, one per rejected row */
 	int			retry;			/* rows to try again */
+	bool		answered;		/* the items' results were read */
 } Outcome;
 
 static void
@@ -478,7 +479,7 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 	if (b->nitems == 0)
 	{
 		/* rows of a seed no generation takes any more: nothing to send */
-		Outcome		out = {NIL, NIL, NIL, 0};
+		Outcome		out = {NIL, NIL, NIL, 0, false};
 
 		for (int i = 0; i < b->nrows; i++)
 			out.done = lappend(out.done, &b->rows[i]);
@@ -490,17 +491,17 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 }
 
 /*
- * Record what became of a bulk that ended; true when the next may follow
- * (every item went, or was set aside for good without stopping the index).
+ * What became of a bulk that ended, read into *out without writing
+ * anything; true when the next may follow (every item went, or was set
+ * aside for good without stopping the index).  A bulk that failed as a
+ * whole backs the index off.
  */
 static bool
-bulk_conclude(BulkBatch *b, ShipRuntime *rt)
+bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 {
 	ShipIndex  *x = b->x;
 	HttpRequest *req = b->req;
 	BulkItemResult *results;
-	Outcome		out = {NIL, NIL, NIL, 0};
-	bool		stopping;
 
 	if (req->status == 413)
 	{
@@ -516,9 +517,8 @@ bulk_conclude(BulkBatch *b, ShipRuntime *rt)
 		results[0].error_type = "request_entity_too_large";
 		results[0].reason = psprintf("the document alone is larger than the cluster accepts (%zu bytes)",
 									 (size_t) b->body.len);
-		out.rejected = list_make1(&b->rows[0]);
-		out.rejections = list_make1(results);
-		record(b, &out);
+		out->rejected = list_make1(&b->rows[0]);
+		out->rejections = list_make1(results);
 		return false;
 	}
 	if (req->status < 200 || req->status >= 300)
@@ -534,32 +534,41 @@ bulk_conclude(BulkBatch *b, ShipRuntime *rt)
 							 x->server->name, b->nitems), -1);
 		return false;
 	}
-	judge(b, results, &out);
-	record(b, &out);
-	ship_record_shipped(x->name, list_length(out.done));
-	stopping = out.rejected != NIL && strcmp(x->on_error, "stop") == 0;
-	if (out.rejected != NIL)
+	judge(b, results, out);
+	out->answered = true;
+	return out->retry == 0 && !(out->rejected != NIL && strcmp(x->on_error, "stop") == 0);
+}
+
+/* Record what bulk_judge() found, and say it in the index's status. */
+static void
+bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out)
+{
+	ShipIndex  *x = b->x;
+
+	if (out->done != NIL || out->rejected != NIL)
+		record(b, out);
+	if (!out->answered)
+		return;
+	ship_record_shipped(x->name, list_length(out->done));
+	if (out->rejected != NIL)
 	{
-		BulkItemResult *first = linitial(out.rejections);
+		BulkItemResult *first = linitial(out->rejections);
 
 		ereport(LOG,
 				(errmsg("flusso: OpenSearch rejected %d documents of index \"%s\" (%s)",
-						list_length(out.rejected), x->name,
+						list_length(out->rejected), x->name,
 						first->error_type ? first->error_type : "unknown")));
 		ship_record_error(x->name,
 						  psprintf("OpenSearch rejected %d documents (%s): see flusso_rejected('%s')",
-								   list_length(out.rejected),
+								   list_length(out->rejected),
 								   first->error_type ? first->error_type : "unknown", x->name));
 	}
-	if (out.retry > 0)
-	{
+	if (out->retry > 0)
 		ship_failed(rt, x->name,
 					psprintf("OpenSearch server \"%s\" refused %d documents for now; they are sent again",
-							 x->server->name, out.retry), req->retry_after);
-		return false;
-	}
-	ship_succeeded(rt);
-	return !stopping;
+							 x->server->name, out->retry), b->req->retry_after);
+	else
+		ship_succeeded(rt);
 }
 
 /* Wait for a bulk in flight; its response lives in the bulk's context. */
@@ -577,13 +586,13 @@ bulk_wait(BulkBatch *b)
  * to SHIP_TURN_MS: true when a bulk was sent (or tried), false when there
  * was nothing to send.
  *
- * While a bulk is in flight the next one is read and built, so that
- * OpenSearch indexing one and PostgreSQL building the other overlap; the
- * next is sent only once the first ended and was recorded, and it is
- * dropped (its rows stay queued) when the first did not go through.  One
- * id's rows are therefore still shipped strictly in order: a row queued
- * again while its bulk was in flight has a later position and goes in a
- * later bulk, sent after the first ended.
+ * While a bulk is in flight the next one is read and built, and while the
+ * next is in flight the one before is recorded, so that OpenSearch
+ * indexing and PostgreSQL working overlap.  The next is sent only once
+ * the one before ended, and only if that one went through; else it is
+ * dropped and its rows stay queued.  One id's rows are therefore still
+ * shipped strictly in order: a row queued again while its bulk was in
+ * flight has a later position, and goes in a later bulk.
  */
 bool
 ship_bulk(ShipIndex *x, ShipRuntime *rt)
@@ -613,27 +622,30 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 		return worked;
 
 	turn_end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_TURN_MS);
+	http_start(current->req);
 	for (;;)
 	{
 		BulkBatch  *next = NULL;
+		Outcome		out = {NIL, NIL, NIL, 0, false};
 		bool		carry_on;
 
-		http_start(current->req);
 		if (GetCurrentTimestamp() < turn_end)
 			next = bulk_prepare(x, rt, generations, current, &worked, &failure);
 		bulk_wait(current);
-		carry_on = bulk_conclude(current, rt);
+		carry_on = bulk_judge(current, rt, &out) && next != NULL;
+		if (carry_on)
+			http_start(next->req);
+		bulk_record(current, rt, &out);
 		MemoryContextDelete(current->context);
 		/* a build that failed backs off after the bulk before it succeeded */
 		if (failure != NULL)
 			ship_failed(rt, x->name, failure, -1);
-		if (next != NULL && (!carry_on || failure != NULL))
+		if (!carry_on)
 		{
-			MemoryContextDelete(next->context);
-			next = NULL;
-		}
-		if (next == NULL)
+			if (next != NULL)
+				MemoryContextDelete(next->context);
 			break;
+		}
 		current = next;
 	}
 	return true;
