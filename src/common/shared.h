@@ -56,6 +56,8 @@ typedef struct DatabaseEntry
 	TimestampTz probed_at;
 	TimestampTz hold_until;		/* launcher starts no worker before */
 	int			failures;		/* exits since the worker last streamed */
+	bool		restart_now;	/* it ended on purpose, to compile anew */
+	TimestampTz restarted_at;	/* when the launcher last did so at once */
 	bool		no_worker_slot; /* the worker could not be started */
 
 	/* the worker */

@@ -45,9 +45,12 @@
 /*
  * How long to wait before restarting a worker that exited: one second,
  * doubling with every exit that came before it streamed, up to a minute,
- * so that a worker failing at start does not flood the log.
+ * so that a worker failing at start does not flood the log.  A worker
+ * that ended on purpose to compile changed indexes is started again at
+ * once, unless it did so less than RESTART_AT_ONCE_MS before.
  */
 #define RESTART_DELAY_MS 1000
+#define RESTART_AT_ONCE_MS 10000
 #define RESTART_DELAY_MAX_MS 60000
 /* how often to look again at a database that has flusso but no index */
 #define REPROBE_INTERVAL_MS 10000
@@ -214,14 +217,25 @@ launch(void)
 		if (was_running)
 		{
 			int			delay;
+			bool		at_once;
 
 			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-			delay = RESTART_DELAY_MS << Min(entry->failures, 6);
-			entry->failures++;
-			entry->hold_until = Max(entry->hold_until,
-									TimestampTzPlusMilliseconds(now, Min(delay, RESTART_DELAY_MAX_MS)));
+			at_once = entry->restart_now &&
+				TimestampDifferenceExceeds(entry->restarted_at, now, RESTART_AT_ONCE_MS);
+			entry->restart_now = false;
+			if (at_once)
+				entry->restarted_at = now;
+			else
+			{
+				delay = RESTART_DELAY_MS << Min(entry->failures, 6);
+				entry->failures++;
+				entry->hold_until = Max(entry->hold_until,
+										TimestampTzPlusMilliseconds(now, Min(delay, RESTART_DELAY_MAX_MS)));
+			}
+			hold_until = entry->hold_until;
 			LWLockRelease(flusso_shared->lock);
-			continue;
+			if (!at_once)
+				continue;
 		}
 		if (now < hold_until ||
 			(!wanted && (probing || !(probe || (has_extension &&

@@ -448,6 +448,9 @@ shut_down(WorkerState *ws, WorkerExit exit)
 			ereport(LOG,
 					(errmsg("flusso worker for database \"%s\" restarting: %s",
 							ws->database, ws->restart_reason)));
+			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+			ws->entry->restart_now = true;
+			LWLockRelease(flusso_shared->lock);
 			break;
 		case WORKER_GOES_ON:
 			break;
