@@ -69,12 +69,15 @@ resume_decoding(void)
 
 /*
  * Start a transaction with a snapshot.  With lock_extension, false (and no
- * transaction) when the extension was dropped.  The snapshot is taken once
- * the nwait transactions of wait_for have ended.
+ * transaction, in the caller's memory context) when the extension was
+ * dropped.  The snapshot is taken once the nwait transactions of wait_for
+ * have ended.
  */
 bool
 xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 {
+	MemoryContext caller = CurrentMemoryContext;
+
 	leave_decoding();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -88,6 +91,7 @@ xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 		{
 			AbortCurrentTransaction();
 			resume_decoding();
+			MemoryContextSwitchTo(caller);
 			return false;
 		}
 	}

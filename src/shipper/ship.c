@@ -468,6 +468,7 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 		MemoryContextDelete(context);
 		return NULL;
 	}
+	b->after = NULL;			/* previous goes before this batch does */
 	*worked = true;
 	old = MemoryContextSwitchTo(context);
 	initStringInfo(&b->body);
