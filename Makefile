@@ -5,6 +5,8 @@
 #   make demo-opensearch   the same, with a real OpenSearch node books ship to
 #   make demo-stop  stop and remove that cluster (and its node)
 #   make fuzz       build and run the schema parser fuzzer (clang, libFuzzer)
+#   make installcheck, make prove_installcheck
+#                   what packagers run, once installed (README: For packagers)
 #
 # The PGXS part needs pg_config; on a fresh machine `make test` and `make
 # demo` first install the packages and then re-run make.
@@ -34,6 +36,12 @@ EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 
 # pg_regress inputs (sql/<name>.sql, expected/<name>.out); run by test/check.sh
 REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch
+# What packagers run (pg_buildext): `make installcheck` runs REGRESS against
+# the server PGHOST/PGPORT name, configured as test/flusso.conf says, then
+# the TAP tests, which start their own clusters from the installed build;
+# `make prove_installcheck` runs the TAP tests alone.
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
 
 FUZZ_SECONDS ?= 600
 .DEFAULT_GOAL := all
@@ -64,11 +72,17 @@ fuzz:
 ifneq ($(PGXS),)
 include $(PGXS)
 -include $(OBJS:.o=.d)
+# the TAP tests' own modules (FlussoTest.pm, OpenSearchNode.pm)
+PG_PROVE_FLAGS += -I $(srcdir)/test
 
 .build-flags: FORCE
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
 $(OBJS) $(OBJS:.o=.bc): .build-flags
 .PHONY: FORCE
+
+.PHONY: prove_installcheck
+prove_installcheck:
+	$(prove_installcheck)
 
 .PHONY: build-install
 build-install: all

@@ -6,10 +6,17 @@ package FlussoTest;
 use strict;
 use warnings;
 
+use Cwd qw(abs_path);
+use File::Basename qw(dirname);
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Exporter 'import';
+
+# test/, where the fixtures and flusso.conf are: test/check.sh names its
+# scratch copy; run from the source tree (make prove_installcheck), this
+# module's own folder.
+BEGIN { $ENV{FLUSSO_TEST_DIR} //= dirname(abs_path(__FILE__)); }
 
 our @EXPORT = qw(flusso_node fixture_path load_library streaming_library
   library_workload start_library_workload library_caught_up);

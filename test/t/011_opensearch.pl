@@ -18,6 +18,8 @@ use Test::More;
 use FlussoTest;
 use OpenSearchNode;
 
+OpenSearchNode::skip_unless_available();
+
 my $os = OpenSearchNode->start('sync');
 my $node = flusso_node('opensearch');
 ok(streaming_library($node), 'the library streams');

@@ -15,6 +15,8 @@ use Test::More;
 use FlussoTest;
 use OpenSearchNode;
 
+OpenSearchNode::skip_unless_available();
+
 my $os = OpenSearchNode->start('outage');
 my $node = flusso_node('outage');
 ok(streaming_library($node), 'the library streams');

@@ -19,6 +19,8 @@ use Test::More;
 use FlussoTest;
 use OpenSearchNode;
 
+OpenSearchNode::skip_unless_available('python3');
+
 my $os = OpenSearchNode->start('faults');
 my $control = "$PostgreSQL::Test::Utils::tmp_check/proxy_control";
 my $proxy_port = PostgreSQL::Test::Cluster::get_free_port();

@@ -15,6 +15,8 @@ use Test::More;
 use FlussoTest;
 use OpenSearchNode;
 
+OpenSearchNode::skip_unless_available('/usr/sbin/nginx', 'openssl');
+
 my $os = OpenSearchNode->start('tls');
 my $dir = "$PostgreSQL::Test::Utils::tmp_check/nginx";
 mkdir $dir;

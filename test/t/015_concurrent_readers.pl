@@ -20,6 +20,8 @@ use Test::More;
 use FlussoTest;
 use OpenSearchNode;
 
+OpenSearchNode::skip_unless_available();
+
 my $rows = 40000;
 my $os = OpenSearchNode->start('readers');
 my $node = flusso_node('readers');
