@@ -65,17 +65,51 @@ is($node->safe_psql('library', q{SELECT count(*) FROM pg_class
 		WHERE relnamespace = 'flusso_docs'::regnamespace AND has_table_privilege('flusso_admin', oid, 'SELECT')}),
 	'0', 'flusso_admin no longer reads every documents table');
 
-# A fresh install at the newest version has the same objects.
+# A fresh install at the newest version has the same objects, defined
+# alike: functions with their bodies, settings and grants, tables with
+# their columns, defaults, constraints, indexes and grants, schemas with
+# their grants, and every comment.
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION flusso');
-my $objects = q{SELECT string_agg(o, E'\n' ORDER BY o) FROM (
-	SELECT pg_describe_object(classid, objid, 0)
-		|| coalesce(' ' || (SELECT array_to_string(proconfig, ',') FROM pg_proc
-							WHERE oid = objid AND classid = 'pg_proc'::regclass), '') AS o
-	FROM pg_depend WHERE deptype = 'e'
-	AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flusso')) s};
-is($node->safe_psql('library', $objects), $node->safe_psql('fresh', $objects),
-	'a fresh install and an upgraded one have the same objects');
+my $objects = q{
+	WITH members AS (
+		SELECT classid, objid FROM pg_depend
+		WHERE deptype = 'e' AND refclassid = 'pg_extension'::regclass
+		AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flusso'))
+	SELECT string_agg(d, E'\n' ORDER BY d) FROM (
+		SELECT pg_describe_object(classid, objid, 0) || E'\n  ' || CASE classid
+			WHEN 'pg_proc'::regclass THEN
+				(SELECT pg_get_functiondef(p.oid) || ' acl ' || coalesce(p.proacl::text, '-')
+				 FROM pg_proc p WHERE p.oid = objid)
+			WHEN 'pg_class'::regclass THEN
+				(SELECT c.relkind::text || ' acl ' || coalesce(c.relacl::text, '-')
+					|| ' columns ' || coalesce((SELECT string_agg(a.attname || ' '
+							|| format_type(a.atttypid, a.atttypmod)
+							|| CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+							|| coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), '')
+							|| coalesce(' acl ' || a.attacl::text, ''), ', ' ORDER BY a.attnum)
+						FROM pg_attribute a LEFT JOIN pg_attrdef ad
+							ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+						WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '-')
+					|| ' constraints ' || coalesce((SELECT string_agg(pg_get_constraintdef(k.oid), ', '
+							ORDER BY pg_get_constraintdef(k.oid))
+						FROM pg_constraint k WHERE k.conrelid = c.oid), '-')
+					|| ' indexes ' || coalesce((SELECT string_agg(pg_get_indexdef(i.indexrelid), ', '
+							ORDER BY pg_get_indexdef(i.indexrelid))
+						FROM pg_index i WHERE i.indrelid = c.oid), '-')
+					|| CASE WHEN c.relkind = 'v' THEN ' view ' || pg_get_viewdef(c.oid) ELSE '' END
+				 FROM pg_class c WHERE c.oid = objid)
+			WHEN 'pg_namespace'::regclass THEN
+				(SELECT 'acl ' || coalesce(n.nspacl::text, '-') FROM pg_namespace n WHERE n.oid = objid)
+			ELSE '' END
+			|| coalesce(E'\n  comment ' || obj_description(objid, (SELECT relname FROM pg_class WHERE oid = classid)), '')
+			AS d
+		FROM members) s};
+my $upgraded = $node->safe_psql('library', $objects);
+like($upgraded, qr/^function flusso_set_sinks\(.*\n  CREATE OR REPLACE FUNCTION public\.flusso_set_sinks/m,
+	'the definitions compared include function bodies');
+is($upgraded, $node->safe_psql('fresh', $objects),
+	'a fresh install and an upgraded one have the same objects, defined alike');
 
 $node->stop;
 done_testing();
