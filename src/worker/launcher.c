@@ -216,7 +216,6 @@ launch(void)
 			continue;
 		if (was_running)
 		{
-			int			delay;
 			bool		at_once;
 
 			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
@@ -227,7 +226,8 @@ launch(void)
 				entry->restarted_at = now;
 			else
 			{
-				delay = RESTART_DELAY_MS << Min(entry->failures, 6);
+				int			delay = RESTART_DELAY_MS << Min(entry->failures, 6);
+
 				entry->failures++;
 				entry->hold_until = Max(entry->hold_until,
 										TimestampTzPlusMilliseconds(now, Min(delay, RESTART_DELAY_MAX_MS)));

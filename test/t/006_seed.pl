@@ -158,6 +158,7 @@ isnt(docs_oid(), $before, 'a new table replaced the old one');
 # 4. Replacing a definition with the same meaning seeds nothing; a new
 # meaning seeds again.
 $before = docs_oid();
+$log_offset = -s $node->logfile;
 my $json = slurp_file(fixture_path('books.schema.json'));
 $node->safe_psql('library', "SELECT flusso_create_index('books', \$def\$$json\$def\$, replace => true)");
 is($node->safe_psql('library', q{SELECT needs_seed FROM flusso.index WHERE name = 'books'}),
@@ -171,6 +172,24 @@ ok( $node->poll_query_until(
 		'library', q{SELECT NOT needs_seed FROM flusso.index WHERE name = 'books'}),
 	'the new definition is seeded');
 books_verified('after a change of meaning');
+# The worker ended on purpose for each replacement: the launcher started
+# the next one at once, and the one after within 10 s a second later.
+my @restarts;
+my $restarting;
+for my $line (split /\n/, substr(slurp_file($node->logfile), $log_offset))
+{
+	next unless $line =~ /^\d{4}-\d\d-\d\d (\d\d):(\d\d):(\d\d\.\d+) /;
+	my $at = $1 * 3600 + $2 * 60 + $3;
+	$restarting = $at if $line =~ /flusso worker for database "library" restarting: the indexes changed/;
+	if (defined $restarting && $line =~ /starting logical decoding for slot/)
+	{
+		push @restarts, $at - $restarting;
+		undef $restarting;
+	}
+}
+cmp_ok(scalar(@restarts), '>=', 1, 'the replacement restarted the worker');
+cmp_ok($restarts[0], '<', 0.5,
+	sprintf('the first planned restart started the next worker at once (%.3f s)', $restarts[0] // -1));
 is($node->safe_psql('library', q{SELECT count(*) FROM flusso_docs.books WHERE doc->>'edition' = '2'}),
 	$node->safe_psql('library', q{SELECT count(*) FROM books WHERE NOT withdrawn}),
 	'every document has the new field');
