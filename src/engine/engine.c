@@ -30,6 +30,7 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "cdc/options.h"
 #include "check/ready.h"
@@ -277,6 +278,22 @@ bool
 engine_is_current(Engine *engine)
 {
 	return strcmp(engine_signature(), engine->signature) == 0;
+}
+
+/*
+ * Are ei's sinks, as flusso.sink holds them now, those it was compiled
+ * with?  Read with a snapshot of its own, taken now: the caller holds the
+ * index's row, which flusso_set_sinks() locks before it changes them.
+ */
+bool
+engine_index_sinks_current(const EngineIndex *ei)
+{
+	IndexSink  *now;
+
+	PushActiveSnapshot(GetTransactionSnapshot());
+	now = sink_for_index(ei->index->name, ei->index->owner, ei->index->schema);
+	PopActiveSnapshot();
+	return sink_same(ei->sink, now);
 }
 
 /* The output plugin's options: the columns every index needs. */

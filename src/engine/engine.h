@@ -45,6 +45,7 @@ typedef struct Signal
 /* the worker's verbs (engine.c) */
 extern Engine *engine_load(const char *publication);
 extern bool engine_is_current(Engine *engine);
+extern bool engine_index_sinks_current(const EngineIndex *ei);
 extern List *engine_plugin_options(Engine *engine);
 extern Oid	engine_signal_relid(Engine *engine);
 extern void engine_report_phases(Engine *engine);

@@ -36,6 +36,7 @@ extern void index_check_raw_filters(const IndexSchema *schema);
 extern List *index_load_all(void);
 extern StoredIndex *index_load(const char *name);
 extern void index_report_missing(const char *name) pg_attribute_noreturn();
+extern void index_lock_row(const char *name);
 extern List *index_load_names(void);
 
 #endif							/* FLUSSO_INDEX_DEFINITION_H */

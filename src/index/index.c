@@ -65,6 +65,26 @@ lock_index(const char *name)
 }
 
 /*
+ * Lock the row of index name until the transaction ends, as a drop or a
+ * replacement does: a change of its sinks made under it cannot cross a
+ * seed's start, which holds the row while it creates the next generation.
+ */
+void
+index_lock_row(const char *name)
+{
+	CatalogUser saved;
+	Oid			owner;
+
+	SPI_connect();
+	catalog_become_owner(&saved);
+	owner = lock_index(name);
+	catalog_restore_user(&saved);
+	SPI_finish();
+	if (!OidIsValid(owner))
+		index_report_missing(name);
+}
+
+/*
  * flusso_create_index(name text, definition text, replace boolean)
  *
  * Store a validated definition under name, owned by the calling role.  An

@@ -167,6 +167,7 @@ flusso_set_sinks(PG_FUNCTION_ARGS)
 	flusso_require_admin();
 	index = index_load(name);
 	flusso_require_owner(index->owner, name);
+	index_lock_row(name);
 
 	deconstruct_array(sinks, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	for (int i = 0; i < n; i++)

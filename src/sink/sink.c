@@ -169,6 +169,17 @@ sink_set(const char *index, Oid owner, bool table, const char *server, const cha
 	return seed;
 }
 
+/* Do a and b name the same sinks, with the same options? */
+bool
+sink_same(const IndexSink *a, const IndexSink *b)
+{
+	if (a->table != b->table || (a->server == NULL) != (b->server == NULL) ||
+		(a->options == NULL) != (b->options == NULL))
+		return false;
+	return (a->server == NULL || strcmp(a->server, b->server) == 0) &&
+		(a->options == NULL || strcmp(a->options, b->options) == 0);
+}
+
 /*
  * An expression of the sinks of the index named by index_column, for the
  * engine's signature: a change of sinks compiles the indexes again.

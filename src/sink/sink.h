@@ -86,6 +86,7 @@ extern bool sink_set(const char *index, Oid owner, bool table, const char *serve
 					 const char *options);
 extern char *sink_signature_sql(const char *index_column);
 extern bool sink_missing(const IndexSink *sink);
+extern bool sink_same(const IndexSink *a, const IndexSink *b);
 extern void sink_create(const IndexSink *sink);
 extern bool sink_needs_seed(const IndexSink *sink);
 extern void sink_drop(const IndexSink *sink, bool keep);

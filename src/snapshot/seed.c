@@ -253,12 +253,18 @@ begin_one(EngineIndex *ei, const char *publication)
 		MemoryContextDelete(context);
 		return NULL;
 	}
-	/* held until the next generation exists, so that a drop drops it too */
+	/*
+	 * Held until the next generation exists, so that a drop drops it too,
+	 * and a change of sinks, which locks the row first, retires it.  A
+	 * change that came first is seen once the row is ours.
+	 */
 	execute("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
 			"AND version OPERATOR(pg_catalog.=) $2 FOR SHARE",
 			SPI_OK_SELECT, engine_index_name(ei), engine_index_version(ei));
 	if (SPI_processed == 0)
 		waiting = "waiting to seed: the index was dropped or replaced, the worker restarts";
+	else if (!engine_index_sinks_current(ei))
+		waiting = "waiting to seed: the index's sinks changed, the worker restarts";
 	else
 		waiting = engine_unpublished_table(ei, publication);
 	if (waiting)
@@ -402,11 +408,11 @@ seed_finish(Seed **seed)
 	Assert((*seed)->state == SEED_FINISH_DUE);
 	if (!begin_transaction())
 		return;
-	/* a definition replaced meanwhile: its own seed follows the restart */
+	/* a definition or sinks changed meanwhile: their own seed follows the restart */
 	execute("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
 			"AND version OPERATOR(pg_catalog.=) $2 FOR UPDATE",
 			SPI_OK_SELECT, name, engine_index_version(ei));
-	current = SPI_processed == 1;
+	current = SPI_processed == 1 && engine_index_sinks_current(ei);
 	/* a view on the documents table, say: this index stops, not all */
 	if (current && !engine_attempt(ei, "could not swap in the seeded documents", swap, ei))
 		current = false;

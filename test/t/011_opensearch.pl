@@ -181,5 +181,29 @@ usleep(1_500_000);
 is(scalar @{ $os->indexes_like('t-gadgets') }, 1, 'kept: its OpenSearch index is left as it was');
 is($os->count('t-gadgets'), 22, 'with its documents, behind its alias');
 
+# Sinks changed while the worker restarts to seed the ones before: the
+# change holds the index's row, the seed's start waits for it and then
+# sees the sinks it was compiled with are gone, so no generation is left
+# behind for an OpenSearch sink the index no longer has.
+$node->safe_psql('library', q{SELECT flusso_create_index('shelves',
+	'{"version": 1, "table": "books", "fields": [{"keyword": "title", "required": true}]}')});
+ok($node->poll_query_until('library', q{SELECT NOT needs_seed FROM flusso.index WHERE name = 'shelves'}),
+	'shelves: seeded into its table');
+$node->safe_psql('library', q{
+	SELECT flusso_set_sinks('shelves', ARRAY['search'], '{"replicas": 0}');
+	BEGIN;
+	SELECT flusso_set_sinks('shelves', ARRAY['table']);
+	SELECT pg_sleep(2);
+	COMMIT;});
+ok($node->poll_query_until('library', q{SELECT NOT needs_seed FROM flusso.index WHERE name = 'shelves'}),
+	'shelves: seeded again into its table alone');
+ok(library_caught_up($node), 'and caught up');
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso.opensearch_generation
+	WHERE index_name = 'shelves' AND state <> 'retired'}),
+	'0', 'no generation is left for the OpenSearch sink that was removed');
+ok($node->poll_query_until('library', q{SELECT count(*) = 0 FROM flusso.opensearch_generation
+	WHERE index_name = 'shelves'}), 'and the shipper deleted what was retired');
+is_deeply($os->indexes_like('t-shelves'), [], 'nothing of it is left in OpenSearch');
+
 $node->stop;
 done_testing();
