@@ -1,7 +1,8 @@
 # cluster.sh: sourced by the benchmarks.  Starts a throwaway cluster with
 # test/flusso.conf in $BENCH_DIR (default /tmp/flusso-bench), listening on a
 # Unix socket there, and stops it on exit unless BENCH_KEEP is set.
-# bench_psql runs SQL against it; scaled N prints N times BENCH_SCALE.
+# bench_psql runs SQL against it (in database $BENCH_DB, default postgres);
+# scaled N prints N times BENCH_SCALE.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 
@@ -15,7 +16,7 @@ scaled() {
 
 bench_psql() {
 	as_cluster_user "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$BENCH_DIR" \
-		-p "$BENCH_PORT" -U postgres -d postgres "$@"
+		-p "$BENCH_PORT" -U postgres -d "${BENCH_DB:-postgres}" "$@"
 }
 
 bench_stop() {

@@ -78,38 +78,20 @@ awk -v s="$start" -v e="$seeded" -v rs="$reference_start" -v re="$reference_end"
 	printf "ratio (seed / reference): %.2f (goal <= 1.3)\n", (e - s) / (re - rs)
 }'
 
-# 2. live: both sinks, the load of live.sh through the live path
+# 2. live: both sinks, the load of live.sh through the live path, in a
+# second database (the users.sh functions run there with BENCH_DB=live)
 bench_psql -c "CREATE DATABASE live"
-live_psql() { bench_psql -d live "$@"; }
-live_psql <<SQL
-CREATE EXTENSION flusso;
-CREATE TABLE users (id bigint PRIMARY KEY, email text NOT NULL, name text NOT NULL);
-CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL, total numeric(10,2) NOT NULL,
-					 status text NOT NULL, created_at timestamptz NOT NULL);
-CREATE INDEX ON orders (user_id);
-CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
-	OPTIONS (url '$os', index_prefix 'live-', bulk_max_documents '$bulk');
-SQL
-live_psql -o /dev/null -c "$(bench_psql -At -c "SELECT 'SELECT flusso_create_index(''users'', ' || quote_literal(source) || ')' FROM flusso.index WHERE name = 'users'")"
-live_psql -o /dev/null -c "SELECT count(*) FROM flusso_provision()"
+live_psql() { BENCH_DB=live bench_psql "$@"; }
+BENCH_DB=live users_tables
+live_psql -c "CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
+	OPTIONS (url '$os', index_prefix 'live-', bulk_max_documents '$bulk')"
+BENCH_DB=live users_index
 live_psql -o /dev/null -c "SELECT flusso_set_sinks('users', ARRAY['table', 'search'], '{\"replicas\": 0}')"
 until [ "$(live_psql -At -c "SELECT (SELECT phase = 'live' AND ship_pending = 0 FROM flusso_status())
 	AND EXISTS (SELECT FROM flusso.opensearch_generation WHERE state = 'served')")" = t ]; do sleep 0.1; done
 
 live_start=$(date +%s.%N)
-live_psql <<SQL
-INSERT INTO users SELECT i, '  User' || i || '@Example.COM ', 'User ' || i FROM generate_series(1, $users) i;
-CREATE PROCEDURE load_orders(n bigint, users bigint) LANGUAGE plpgsql AS \$\$
-BEGIN
-	FOR lo IN 1..n BY 50000 LOOP
-		INSERT INTO orders SELECT i, 1 + (i * 7919) % users, (i % 1000) / 10.0,
-			(ARRAY['new', 'paid', 'shipped'])[1 + i % 3], '2024-01-01'::timestamptz + i * interval '1 minute'
-		FROM generate_series(lo, least(lo + 49999, n)) i;
-		COMMIT;
-	END LOOP;
-END \$\$;
-CALL load_orders($orders, $users);
-SQL
+BENCH_DB=live users_load "$users" "$orders"
 loaded=$(date +%s.%N)
 lsn=$(live_psql -At -c "SELECT pg_current_wal_insert_lsn()")
 until [ "$(live_psql -At -c "SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots WHERE database = current_database() AND plugin = 'flusso'")" = t ]; do sleep 0.1; done
