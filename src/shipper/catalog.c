@@ -181,7 +181,7 @@ ship_load(List **indexes)
 			ShipGeneration *g = lfirst(gc);
 			char	   *body;
 
-			if (g->created || strcmp(g->state, "retired") == 0 || !x->live)
+			if (g->created || !ship_generation_active(g) || !x->live)
 				continue;
 			if (mapping == NULL)
 				mapping = schema_mapping_json(index_load(x->name)->schema);

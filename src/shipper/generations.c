@@ -55,8 +55,9 @@ record(const char *sql, int64 generation, int64 arg2)
 	MemoryContextSwitchTo(caller);
 }
 
-static bool
-is_active(const ShipGeneration *g)
+/* Does g still take documents (not retired)? */
+bool
+ship_generation_active(const ShipGeneration *g)
 {
 	return strcmp(g->state, "retired") != 0;
 }
@@ -272,7 +273,7 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (!is_active(g) && !retire(x, rt, g))
+		if (!ship_generation_active(g) && !retire(x, rt, g))
 			return false;
 	}
 	if (!x->live)
@@ -281,7 +282,7 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (!is_active(g))
+		if (!ship_generation_active(g))
 			continue;
 		if (!g->created && !create(x, rt, g))
 			return false;
@@ -305,7 +306,7 @@ ship_is_ready(ShipIndex *x)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (is_active(g) && g->created && x->live)
+		if (ship_generation_active(g) && g->created && x->live)
 			return true;
 	}
 	return false;

@@ -386,7 +386,7 @@ read_targets(BulkBatch *b)
 			if (g->generation == generation)
 				found = g;
 		}
-		if (found == NULL || !found->created || strcmp(found->state, "retired") == 0)
+		if (found == NULL || !found->created || !ship_generation_active(found))
 		{
 			MemoryContextSwitchTo(old);
 			return false;
@@ -609,7 +609,7 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (strcmp(g->state, "retired") != 0)
+		if (ship_generation_active(g))
 			generations++;
 	}
 	if (generations == 0 || x->server == NULL)

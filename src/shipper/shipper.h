@@ -75,6 +75,7 @@ extern void ship_record_shipped(const char *index, int64 shipped);
 /* generations.c */
 extern bool ship_generations(ShipIndex *x, ShipRuntime *rt);
 extern bool ship_is_ready(ShipIndex *x);
+extern bool ship_generation_active(const ShipGeneration *g);
 
 /* bulk.c */
 extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt);
