@@ -95,6 +95,29 @@ SELECT f.op, f.relid = 'cap_parent'::regclass AS relid_ok, f.schema_name, f.tabl
        f.commit_time <= now() AS time_ok
 FROM pg_logical_slot_peek_binary_changes('cap_slot', NULL, NULL) c, flusso_change(c.data) f;
 
+-- a partitioned table: its partitions' changes name the table the columns
+-- option names (two levels up here, and a partition whose columns are in
+-- another order), a row moved by an UPDATE of the partition key is a
+-- delete and an insert of that table, a TRUNCATE of some partitions is R,
+-- of all of them T; without the option a partition names itself
+CREATE TABLE cap_events (id int, region text, day int, note text,
+	PRIMARY KEY (id, region, day)) PARTITION BY LIST (region);
+CREATE TABLE cap_events_eu PARTITION OF cap_events FOR VALUES IN ('eu') PARTITION BY RANGE (day);
+CREATE TABLE cap_events_eu_1 PARTITION OF cap_events_eu FOR VALUES FROM (0) TO (100);
+CREATE TABLE cap_events_eu_2 PARTITION OF cap_events_eu FOR VALUES FROM (100) TO (200);
+CREATE TABLE cap_events_us (note text, day int NOT NULL, region text NOT NULL, id int NOT NULL);
+ALTER TABLE cap_events ATTACH PARTITION cap_events_us FOR VALUES IN ('us');
+ALTER PUBLICATION flusso ADD TABLE cap_events;
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+INSERT INTO cap_events VALUES (1, 'eu', 5, 'a'), (2, 'us', 5, 'b');
+UPDATE cap_events SET day = 150 WHERE id = 1;
+UPDATE cap_events SET region = 'us' WHERE id = 1;
+TRUNCATE cap_events_eu_2;
+TRUNCATE cap_events_eu;
+TRUNCATE cap_events;
+SELECT * FROM pg_temp.changes('columns', 'public.cap_events:id,region,note');
+SELECT * FROM pg_temp.changes();
+
 -- bad options and bad records
 SELECT * FROM pg_temp.changes('colour', 'red');
 SELECT * FROM pg_temp.changes('columns', 'cap_parent');
@@ -102,5 +125,5 @@ SELECT flusso_change_text('\x0102'::bytea);
 
 SELECT pg_drop_replication_slot('cap_slot');
 DROP PUBLICATION flusso;
-DROP TABLE cap_parent, cap_child, cap_pair, cap_hidden, cap_big;
+DROP TABLE cap_parent, cap_child, cap_pair, cap_hidden, cap_big, cap_events;
 DROP EXTENSION flusso CASCADE;

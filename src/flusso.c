@@ -94,7 +94,7 @@ void
 _PG_init(void)
 {
 	define_settings();
-	worker_install_drop_hooks();
+	worker_install_hooks();
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	shared_install_hooks();

@@ -31,6 +31,14 @@
  * Both are decided from the catalog as of the change, like everything the
  * plugin looks up.
  *
+ * A partition's changes are written as changes of the partitioned table a
+ * "columns" option names (itself, or its nearest such ancestor), so that a
+ * definition names the partitioned table and never sees its partitions; a
+ * row an UPDATE of the partition key moves is a delete and an insert of
+ * that one table, in one transaction.  A TRUNCATE that empties some of
+ * that table's partitions but not all is written as R: the worker cannot
+ * tell which rows went, and seeds the indexes reading the table again.
+ *
  * Catalog lookups happen lazily in the change callbacks, under the historic
  * snapshot: the startup callback may run outside a transaction.  What was
  * looked up is cached per relation and invalidated like pgoutput's cache,
@@ -46,6 +54,7 @@
 #include "access/sysattr.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_publication.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -85,7 +94,8 @@ typedef struct RelationEntry
 	bool		emitted;		/* published, or flusso.signal */
 	bool		wanted;			/* named by a "columns" option */
 	PublicationActions actions;
-	char	   *nspname;
+	Oid			emit_relid;		/* the table its records name */
+	char	   *nspname;		/* and that table's name */
 	char	   *relname;
 	int			ncolumns;
 	char	  **names;
@@ -251,6 +261,37 @@ attnum_by_name(TupleDesc desc, const char *name)
 	return InvalidAttrNumber;
 }
 
+/*
+ * The "columns" option of entry's nearest partitioned ancestor that has
+ * one, or NULL; entry then names that ancestor.  Its columns are looked
+ * up by name in the partition, whose attribute numbers may differ.
+ */
+static ColumnSpec *
+ancestor_columns(PluginData *data, RelationEntry *entry)
+{
+	ListCell   *lc;
+
+	foreach(lc, get_partition_ancestors(entry->relid))
+	{
+		Oid			ancestor = lfirst_oid(lc);
+		char	   *nspname = get_namespace_name(get_rel_namespace(ancestor));
+		char	   *relname = get_rel_name(ancestor);
+		ColumnSpec *spec;
+
+		if (nspname == NULL || relname == NULL)
+			continue;
+		spec = cdc_find_columns(data->column_specs, nspname, relname);
+		if (spec)
+		{
+			entry->emit_relid = ancestor;
+			entry->nspname = nspname;
+			entry->relname = relname;
+			return spec;
+		}
+	}
+	return NULL;
+}
+
 static void
 build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 {
@@ -271,12 +312,16 @@ build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 											   ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(entry->context);
 
+	entry->emit_relid = RelationGetRelid(rel);
 	entry->nspname = get_namespace_name(RelationGetNamespace(rel));
 	entry->relname = pstrdup(RelationGetRelationName(rel));
+	spec = cdc_find_columns(data->column_specs, entry->nspname, entry->relname);
+	if (spec == NULL && rel->rd_rel->relispartition)
+		spec = ancestor_columns(data, entry);
 	memset(&entry->actions, 0, sizeof(entry->actions));
 	entry->emitted = false;
 	if (OidIsValid(flusso_nsp) && RelationGetNamespace(rel) == flusso_nsp &&
-		strcmp(entry->relname, "signal") == 0)
+		strcmp(RelationGetRelationName(rel), "signal") == 0)
 	{
 		entry->emitted = true;
 		entry->actions.pubinsert = entry->actions.pubupdate = true;
@@ -294,7 +339,6 @@ build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 	while ((i = bms_next_member(identity, i)) >= 0)
 		entry->identity = bms_add_member(entry->identity, i + FirstLowInvalidHeapAttributeNumber);
 
-	spec = cdc_find_columns(data->column_specs, entry->nspname, entry->relname);
 	entry->wanted = spec != NULL;
 	names = spec ? spec->columns : default_columns(rel, entry);
 	entry->ncolumns = list_length(names);
@@ -320,7 +364,7 @@ build_entry(PluginData *data, RelationEntry *entry, Relation rel)
 		ThinChange	shape;
 
 		memset(&shape, 0, sizeof(shape));
-		shape.relid = entry->relid;
+		shape.relid = entry->emit_relid;
 		shape.nspname = entry->nspname;
 		shape.relname = entry->relname;
 		shape.ncolumns = entry->ncolumns;
@@ -439,7 +483,7 @@ start_change(ThinChange *change, ReorderBufferTXN *txn, RelationEntry *entry,
 	change->xid = txn->xid;
 	change->commit_end_lsn = txn->end_lsn;
 	change->commit_time = txn->xact_time.commit_time;
-	change->relid = entry->relid;
+	change->relid = entry->emit_relid;
 	change->nspname = entry->nspname;
 	change->relname = entry->relname;
 	change->ncolumns = entry->ncolumns;
@@ -470,11 +514,11 @@ note_table(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, RelationEntry *en
 {
 	PluginData *data = ctx->output_plugin_private;
 
-	if (data->noted_xid == txn->xid && data->noted_relid == entry->relid &&
+	if (data->noted_xid == txn->xid && data->noted_relid == entry->emit_relid &&
 		data->noted_op == op)
 		return;
 	data->noted_xid = txn->xid;
-	data->noted_relid = entry->relid;
+	data->noted_relid = entry->emit_relid;
 	data->noted_op = op;
 	write_table_record(ctx, txn, entry, op);
 }
@@ -571,21 +615,59 @@ plugin_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	MemoryContextReset(data->change_context);
 }
 
+/*
+ * Does the truncated set (relids) hold every partition of the partitioned
+ * table that holds rows?
+ */
+static bool
+truncates_every_partition(Oid parent, List *relids)
+{
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(parent, NoLock, NULL))
+	{
+		Oid			relid = lfirst_oid(lc);
+
+		if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE &&
+			!list_member_oid(relids, relid))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * One T record per table the TRUNCATE emptied, an R record for a
+ * partitioned table it emptied only in part.
+ */
 static void
 plugin_truncate(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 				int nrelations, Relation relations[], ReorderBufferChange *change)
 {
 	PluginData *data = ctx->output_plugin_private;
 	MemoryContext old = MemoryContextSwitchTo(data->change_context);
+	List	   *truncated = NIL;
+	List	   *written = NIL;
 
+	for (int i = 0; i < nrelations; i++)
+		truncated = lappend_oid(truncated, RelationGetRelid(relations[i]));
 	for (int i = 0; i < nrelations; i++)
 	{
 		RelationEntry *entry = relation_entry(data, relations[i]);
 
-		if (entry->emitted && entry->actions.pubtruncate)
+		if (!entry->emitted || !entry->actions.pubtruncate)
+		{
+			if (entry->wanted)
+				note_table(ctx, txn, entry, THIN_UNCOVERED);
+			continue;
+		}
+		if (list_member_oid(written, entry->emit_relid))
+			continue;
+		written = lappend_oid(written, entry->emit_relid);
+		if (entry->emit_relid == entry->relid ||
+			truncates_every_partition(entry->emit_relid, truncated))
 			write_table_record(ctx, txn, entry, THIN_TRUNCATE);
-		else if (entry->wanted)
-			note_table(ctx, txn, entry, THIN_UNCOVERED);
+		else
+			note_table(ctx, txn, entry, THIN_REWRITE);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(data->change_context);

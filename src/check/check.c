@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/partition.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -118,6 +119,34 @@ check_published(DiagnosticSink *sink, const TableUse *table, const PublicationSt
 						  quote_identifier(pub->name), qualified),
 				 "publication \"%s\" does not publish column %s of table \"%s\"",
 				 pub->name, join_names(unpublished), table->display);
+}
+
+/*
+ * A partition named where its partitioned table belongs, and a partitioned
+ * table published as its partitions.
+ */
+static void
+check_partitioning(DiagnosticSink *sink, const TableUse *table, const PublicationState *pub)
+{
+	if (get_rel_relispartition(table->relid))
+	{
+		Oid			root = llast_oid(get_partition_ancestors(table->relid));
+		char	   *qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(root)),
+														   get_rel_name(root));
+
+		diag_add(sink, SEVERITY_WARNING, table->path,
+				 psprintf("Name the partitioned table %s instead, with a filter on its partition key to keep these rows only.",
+						  qualified),
+				 "table \"%s\" is a partition of %s: a row that an UPDATE of the partition key moves to another partition leaves the index as if deleted",
+				 table->display, qualified);
+	}
+	if (pub->exists && !pub->via_root &&
+		get_rel_relkind(table->relid) == RELKIND_PARTITIONED_TABLE)
+		diag_add(sink, SEVERITY_INFO, table->path,
+				 psprintf("SELECT * FROM flusso_provision(); sets it, or: ALTER PUBLICATION %s SET (publish_via_partition_root = true);",
+						  quote_identifier(pub->name)),
+				 "publication \"%s\" publishes the partitions of partitioned table \"%s\" rather than the table: flusso follows either, other subscribers of the publication see partitions",
+				 pub->name, table->display);
 }
 
 /*
@@ -234,6 +263,7 @@ flusso_check(PG_FUNCTION_ARGS)
 			check_identity(&sink, table);
 			if (pub.exists)
 				check_published(&sink, table, &pub);
+			check_partitioning(&sink, table, &pub);
 		}
 		name_errors |= check_owner(&sink, index, tables);
 		if (!name_errors)

@@ -10,6 +10,11 @@
  * qualifies for REPLICA IDENTITY USING INDEX (unique, not partial, not
  * deferrable, no expressions, NOT NULL key columns) or FULL.
  *
+ * A partitioned table logs nothing itself: each of its partitions logs its
+ * own changes with its own identity (ALTER TABLE ... REPLICA IDENTITY on
+ * the partitioned table does not reach them).  So a partitioned table's
+ * identity is that of its partitions, and fixing it fixes each of them.
+ *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
@@ -22,6 +27,7 @@
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -31,14 +37,57 @@
 
 #include "check/identity.h"
 
+/* The partitions of partitioned table relid that hold rows. */
+static List *
+leaf_partitions(Oid relid)
+{
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+	{
+		char		relkind = get_rel_relkind(lfirst_oid(lc));
+
+		if (relkind == RELKIND_RELATION)
+			leaves = lappend_oid(leaves, lfirst_oid(lc));
+	}
+	return leaves;
+}
+
+/* A partitioned table's identity: usable, or full, when every partition's is. */
+static void
+partitioned_identity_of(Oid relid, TableIdentity *identity)
+{
+	ListCell   *lc;
+
+	identity->usable = true;
+	identity->full = true;
+	foreach(lc, leaf_partitions(relid))
+	{
+		PartitionIdentity *partition = palloc0(sizeof(PartitionIdentity));
+
+		partition->relid = lfirst_oid(lc);
+		identity_of(partition->relid, &partition->identity);
+		identity->usable &= partition->identity.usable;
+		identity->full &= partition->identity.full;
+		identity->partitions = lappend(identity->partitions, partition);
+	}
+}
+
 void
 identity_of(Oid relid, TableIdentity *identity)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
+	Relation	rel;
 	Bitmapset  *offsets;
 	int			i = -1;
 
 	memset(identity, 0, sizeof(TableIdentity));
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+	{
+		partitioned_identity_of(relid, identity);
+		return;
+	}
+	rel = table_open(relid, AccessShareLock);
 	if (rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL)
 	{
 		identity->usable = true;
@@ -65,6 +114,19 @@ identity_missing(const TableIdentity *identity, Oid relid, List *columns)
 
 	if (identity->full)
 		return NIL;
+	if (identity->partitions != NIL)
+	{
+		/* the columns some partition does not log; the names are alike */
+		foreach(lc, identity->partitions)
+		{
+			PartitionIdentity *partition = lfirst(lc);
+
+			missing = list_concat_unique(missing,
+										 identity_missing(&partition->identity,
+														  partition->relid, columns));
+		}
+		return missing;
+	}
 	foreach(lc, columns)
 	{
 		char	   *name = lfirst(lc);
@@ -121,13 +183,42 @@ index_qualifies(Oid indexoid, Oid relid, Bitmapset *needed, int *width)
 	return ok;
 }
 
+static char *table_identity_fix_sql(Oid relid, List *columns);
+
+/*
+ * The statements that give relid a usable identity including columns: of
+ * a partitioned table, one for each partition that lacks it.
+ */
+char *
+identity_fix_sql(Oid relid, List *columns)
+{
+	StringInfoData sql;
+	ListCell   *lc;
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return table_identity_fix_sql(relid, columns);
+	initStringInfo(&sql);
+	foreach(lc, leaf_partitions(relid))
+	{
+		Oid			leaf = lfirst_oid(lc);
+		TableIdentity identity;
+
+		identity_of(leaf, &identity);
+		if (identity.usable && identity_missing(&identity, leaf, columns) == NIL)
+			continue;
+		appendStringInfo(&sql, "%s%s", sql.len ? "; " : "",
+						 table_identity_fix_sql(leaf, columns));
+	}
+	return sql.len ? sql.data : table_identity_fix_sql(relid, columns);
+}
+
 /*
  * The statement that gives relid a usable identity including columns:
  * DEFAULT when the primary key covers them, USING INDEX over the narrowest
  * qualifying unique index, FULL otherwise.
  */
-char *
-identity_fix_sql(Oid relid, List *columns)
+static char *
+table_identity_fix_sql(Oid relid, List *columns)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	char	   *table = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),

@@ -19,7 +19,15 @@ typedef struct TableIdentity
 	bool		usable;			/* updates and deletes can be published */
 	bool		full;			/* REPLICA IDENTITY FULL: every column */
 	Bitmapset  *columns;		/* attribute numbers in the identity */
+	List	   *partitions;		/* of a partitioned table: its partitions'
+								 * TableIdentity, by relid (PartitionIdentity) */
 } TableIdentity;
+
+typedef struct PartitionIdentity
+{
+	Oid			relid;
+	TableIdentity identity;
+} PartitionIdentity;
 
 extern void identity_of(Oid relid, TableIdentity *identity);
 extern List *identity_missing(const TableIdentity *identity, Oid relid, List *columns);

@@ -170,6 +170,24 @@ provision_identities(Provisioner *p, List *tables)
 	}
 }
 
+static bool
+reads_partitioned(List *tables)
+{
+	ListCell   *lc;
+
+	foreach(lc, tables)
+	{
+		if (get_rel_relkind(((TableUse *) lfirst(lc))->relid) == RELKIND_PARTITIONED_TABLE)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The publication, created publishing partitioned tables as themselves
+ * (as other subscribers expect; flusso follows either), with every action,
+ * and every table the indexes read in it, with every row and column.
+ */
 static void
 provision_publication(Provisioner *p, List *tables)
 {
@@ -188,10 +206,16 @@ provision_publication(Provisioner *p, List *tables)
 			blocker = psprintf("role %s lacks CREATE on database %s", p->role_name,
 							   get_database_name(MyDatabaseId));
 		if (apply(p, psprintf("create publication %s", flusso_publication),
-				  psprintf("CREATE PUBLICATION %s", pubname), blocker))
+				  psprintf("CREATE PUBLICATION %s WITH (publish_via_partition_root = true)",
+						   pubname), blocker))
 			publication_load(flusso_publication, &pub);
 	}
-	else if (pub.missing_actions)
+	else if (!pub.via_root && reads_partitioned(tables))
+		apply(p, psprintf("publish partitioned tables as themselves on %s", flusso_publication),
+			  psprintf("ALTER PUBLICATION %s SET (publish_via_partition_root = true)", pubname),
+			  p->superuser || compat_owns_publication(pub.oid, p->role) ? NULL
+			  : psprintf("role %s does not own publication %s", p->role_name, flusso_publication));
+	if (pub.exists && pub.missing_actions)
 		apply(p, psprintf("publish every action on %s", flusso_publication),
 			  psprintf("ALTER PUBLICATION %s SET (publish = 'insert, update, delete, truncate')",
 					   pubname),

@@ -3,7 +3,9 @@
  * publication.c
  *	  Reads the flusso publication from the catalog through the
  *	  pg_publication_tables view, which already resolves FOR ALL TABLES,
- *	  TABLES IN SCHEMA and partitions into the tables actually published.
+ *	  TABLES IN SCHEMA and partitions into the tables actually published
+ *	  (a partitioned table as itself or as its partitions, as
+ *	  publish_via_partition_root says).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -11,11 +13,14 @@
  */
 #include "postgres.h"
 
+#include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 #include "check/publication.h"
 
@@ -52,7 +57,7 @@ publication_load(const char *name, PublicationState *state)
 
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT oid, pubowner, puballtables, pubinsert, pubupdate, "
-							  "pubdelete, pubtruncate FROM pg_catalog.pg_publication "
+							  "pubdelete, pubtruncate, pubviaroot FROM pg_catalog.pg_publication "
 							  "WHERE pubname OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read publication \"%s\"", name);
@@ -67,6 +72,7 @@ publication_load(const char *name, PublicationState *state)
 		state->oid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
 		state->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
 		state->all_tables = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+		state->via_root = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
 		load_actions(state, tuple, desc);
 		MemoryContextSwitchTo(spi);
 	}
@@ -108,8 +114,8 @@ publication_load(const char *name, PublicationState *state)
 	SPI_finish();
 }
 
-PublishedTable *
-publication_find(const PublicationState *state, Oid relid)
+static PublishedTable *
+listed(const PublicationState *state, Oid relid)
 {
 	ListCell   *lc;
 
@@ -121,6 +127,48 @@ publication_find(const PublicationState *state, Oid relid)
 			return table;
 	}
 	return NULL;
+}
+
+/*
+ * How the publication publishes relid, or NULL when it does not.  A
+ * partitioned table is listed itself, or through its root (with
+ * publish_via_partition_root), or as its partitions (without): then it is
+ * published when every partition is, as the one of them that publishes
+ * least (a row filter, or the fewest columns).
+ */
+PublishedTable *
+publication_find(const PublicationState *state, Oid relid)
+{
+	PublishedTable *found = listed(state, relid);
+	PublishedTable *least = NULL;
+	ListCell   *lc;
+
+	if (found)
+		return found;
+	if (get_rel_relispartition(relid))
+	{
+		foreach(lc, get_partition_ancestors(relid))
+		{
+			if ((found = listed(state, lfirst_oid(lc))) != NULL)
+				return found;
+		}
+	}
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return NULL;
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+	{
+		Oid			partition = lfirst_oid(lc);
+
+		if (get_rel_relkind(partition) == RELKIND_PARTITIONED_TABLE)
+			continue;
+		if ((found = listed(state, partition)) == NULL)
+			return NULL;
+		if (least == NULL || found->rowfilter ||
+			(least->rowfilter == NULL &&
+			 list_length(found->columns) < list_length(least->columns)))
+			least = found;
+	}
+	return least;
 }
 
 /* The names in columns that the publication does not publish. */

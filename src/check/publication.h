@@ -27,6 +27,7 @@ typedef struct PublicationState
 	Oid			oid;
 	Oid			owner;
 	bool		all_tables;
+	bool		via_root;		/* publish_via_partition_root */
 	char	   *missing_actions;	/* "update, delete", or NULL when all */
 	List	   *tables;			/* PublishedTable */
 } PublicationState;

@@ -25,6 +25,8 @@ typedef struct EngineIndex EngineIndex; /* one index, compiled */
 #define SIGNAL_HIGH "high"		/* and closes */
 #define SIGNAL_RESNAPSHOT "resnapshot"	/* flusso_resnapshot() */
 #define SIGNAL_RETRY "retry"	/* flusso_retry_rejected() */
+#define SIGNAL_PARTITIONS "partitions"	/* a partition attached, detached
+												 * or dropped */
 /* ... and what the stream says of a table an index reads */
 #define SIGNAL_REWRITE "rewrite"	/* ALTER TABLE rewrote it */
 #define SIGNAL_UNCOVERED "uncovered"	/* it changed, unpublished */

@@ -421,7 +421,8 @@ seed_finish(Seed **seed)
 		execute("UPDATE flusso.index SET needs_seed = false WHERE name OPERATOR(pg_catalog.=) $1",
 				SPI_OK_UPDATE, name, NULL);
 		/* requests that this seed answered: they arrived before it started */
-		execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) '" SIGNAL_RESNAPSHOT "' "
+		execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) "
+				"ANY (ARRAY['" SIGNAL_RESNAPSHOT "', '" SIGNAL_PARTITIONS "']) "
 				"AND index_name OPERATOR(pg_catalog.=) $1 AND created_at OPERATOR(pg_catalog.<=) "
 				"(SELECT started_at FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1)",
 				SPI_OK_DELETE, name, NULL);

@@ -2,8 +2,9 @@
  *
  * signals.c
  *	  Acts on the signals a batch of the stream ended with: a seed's
- *	  watermarks, a re-snapshot request (a row of flusso.signal, seen in
- *	  stream order), and what the stream says of a table an index reads (it
+ *	  watermarks, a re-snapshot request and a change of the partitions of a
+ *	  table an index reads (rows of flusso.signal, seen in stream order),
+ *	  and what the stream says of a table an index reads (it
  *	  was rewritten, or changed while the publication did not cover it),
  *	  which has the index seeded again.
  *
@@ -47,8 +48,8 @@ set_phase(const char *name, IndexPhase phase, const char *message)
 }
 
 /*
- * Say why an index will be seeded again: asked for, a table it reads was
- * rewritten, or changed while the publication did not cover it.  In the
+ * Say why an index will be seeded again: asked for, a table it reads
+ * gained or lost a partition, was rewritten, or changed while the publication did not cover it.  In the
  * last case the index is in phase error until the seed can begin, which
  * is once the publication covers every table it reads again.
  */
@@ -63,6 +64,10 @@ announce(EngineIndex *ei, const Signal *signal)
 		engine_forgive(ei);
 		ereport(LOG, (errmsg("flusso: re-snapshot of index \"%s\" requested", name)));
 	}
+	else if (strcmp(signal->kind, SIGNAL_PARTITIONS) == 0)
+		ereport(LOG,
+				(errmsg("flusso: a partition of a table index \"%s\" reads was attached, detached or dropped, so the index will be seeded again",
+						name)));
 	else if (strcmp(signal->kind, SIGNAL_REWRITE) == 0)
 		ereport(LOG,
 				(errmsg("flusso: table %s was rewritten, so index \"%s\" will be seeded again",
@@ -142,6 +147,7 @@ seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 		Signal	   *signal = lfirst(lc);
 
 		if (strcmp(signal->kind, SIGNAL_RESNAPSHOT) == 0 ||
+			strcmp(signal->kind, SIGNAL_PARTITIONS) == 0 ||
 			strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
 			strcmp(signal->kind, SIGNAL_UNCOVERED) == 0)
 		{

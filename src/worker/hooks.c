@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * hooks.c
- *	  The drop hook: DROP EXTENSION has the worker drop its slot and stop
- *	  (at commit, common/requests.c), a dropped or altered documents table
- *	  is followed by its index (index/follow.c), and DROP DATABASE has the
+ *	  The drop and utility hooks: DROP EXTENSION has the worker drop its
+ *	  slot and stop (at commit, common/requests.c), a dropped or altered
+ *	  documents table is followed by its index (index/follow.c), a
+ *	  partition attached, detached or dropped has the indexes reading its
+ *	  table seeded again (index/partitions.c), and DROP DATABASE has the
  *	  worker let go of its slot at once.
  *
  * DROP DATABASE cannot wait for commit: it
@@ -32,12 +34,14 @@
 #include "miscadmin.h"
 #include "replication/slot.h"
 #include "storage/spin.h"
+#include "tcop/utility.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "flusso.h"
 #include "index/follow.h"
+#include "index/partitions.h"
 #include "common/requests.h"
 #include "common/shared.h"
 #include "worker/worker.h"
@@ -50,6 +54,7 @@
 #define DROP_DATABASE_HOLD_MS 30000
 
 static object_access_hook_type prev_object_access_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 /*
  * flusso_register_database(), called by the install script: CREATE
@@ -160,15 +165,37 @@ object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, voi
 		index_note_docs_table(access == OAT_DROP, objectId);
 	if (access != OAT_DROP)
 		return;
+	if (classId == RelationRelationId && subId == 0)
+		partitions_note_drop(objectId);
 	if (classId == ExtensionRelationId && objectId == get_extension_oid("flusso", true))
 		request_worker_at_commit(false);
 	else if (classId == DatabaseRelationId)
 		release_database(objectId);
 }
 
+/* After ALTER TABLE ... ATTACH or DETACH PARTITION, the indexes follow. */
+static void
+process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				ProcessUtilityContext context, ParamListInfo params,
+				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *stmt = pstmt->utilityStmt;
+
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+								  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+	if (IsA(stmt, AlterTableStmt))
+		partitions_note_statement((AlterTableStmt *) stmt);
+}
+
 void
-worker_install_drop_hooks(void)
+worker_install_hooks(void)
 {
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = object_access;
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = process_utility;
 }

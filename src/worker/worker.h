@@ -19,6 +19,6 @@ extern PGDLLEXPORT void flusso_probe_main(Datum arg);
 
 extern void launcher_register(void);
 
-extern void worker_install_drop_hooks(void);
+extern void worker_install_hooks(void);
 
 #endif							/* FLUSSO_WORKER_WORKER_H */
