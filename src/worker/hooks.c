@@ -41,7 +41,7 @@
 
 #include "flusso.h"
 #include "index/follow.h"
-#include "index/partitions.h"
+#include "worker/partitions.h"
 #include "common/requests.h"
 #include "common/shared.h"
 #include "worker/worker.h"

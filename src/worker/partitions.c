@@ -40,7 +40,7 @@
 #include "common/requests.h"
 #include "engine/engine.h"
 #include "index/definition.h"
-#include "index/partitions.h"
+#include "worker/partitions.h"
 
 /* partitioned tables whose partitions changed in this transaction */
 static List *changed_tables = NIL;
