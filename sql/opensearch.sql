@@ -141,6 +141,7 @@ DROP FOREIGN DATA WRAPPER other_fdw;
 SET client_min_messages = warning;
 DROP EXTENSION flusso CASCADE;
 RESET client_min_messages;
+DROP PUBLICATION flusso;
 REVOKE ALL ON ALL TABLES IN SCHEMA public FROM regress_os_admin, regress_os_owner;
 DROP ROLE regress_os_admin;
 DROP ROLE regress_os_owner;
