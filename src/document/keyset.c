@@ -130,8 +130,9 @@ doc_largest_key(const DocumentQuery *q, Oid owner)
 }
 
 /*
- * How many root rows there are, about: pg_class.reltuples, or a count when
- * the table was never analyzed.
+ * How many root rows there are, about: pg_class.reltuples (of a
+ * partitioned table, its partitions'), or a count when the table, or one
+ * of its partitions, was never analyzed.
  */
 int64
 doc_estimated_rows(const DocumentQuery *q, Oid owner)
@@ -144,9 +145,11 @@ doc_estimated_rows(const DocumentQuery *q, Oid owner)
 
 	doc_session_begin(&session, owner);
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT CASE WHEN reltuples OPERATOR(pg_catalog.>=) 0 "
-							  "THEN reltuples::pg_catalog.int8 END "
-							  "FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1",
+	if (SPI_execute_with_args("SELECT CASE WHEN pg_catalog.bool_and(c.reltuples OPERATOR(pg_catalog.>=) 0) "
+							  "THEN pg_catalog.sum(c.reltuples)::pg_catalog.int8 END "
+							  "FROM pg_catalog.pg_partition_tree($1) t "
+							  "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid "
+							  "WHERE t.isleaf",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the size of %s", q->root_qualified);
 	value = SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : NULL;
