@@ -571,11 +571,12 @@ flusso_draft(PG_FUNCTION_ARGS)
 					 "# A draft of an index on %s, read from the catalog by flusso_draft,\n"
 					 "# %s.  Guessed: the field type of each column\n"
 					 "# (text as text; keys, character(n) as keyword; enum types as enum),\n"
-					 "# required from NOT NULL, and a join per foreign key, marked below.\n"
+					 "# required from NOT NULL%s.\n"
 					 "version: 1\nschema: %s\ntable: %s\n",
 					 comment_text(draft_table_display(relid)),
 					 depth == 0 ? "following no foreign key"
 					 : psprintf("following foreign keys %d level%s deep", depth, depth == 1 ? "" : "s"),
+					 depth == 0 ? "" : ", and a join per foreign key, marked below",
 					 yaml_string(cx.root_nspname), yaml_string(get_rel_name(relid)));
 	if (key == NIL)
 		appendStringInfoString(&out, "# no primary key: declare primary_key (NOT NULL columns a unique index covers)\n");
