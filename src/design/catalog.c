@@ -7,9 +7,11 @@
  *	  what the draft says (draft.c does).
  *
  * Foreign keys are listed in the order of their names (then of their
- * table's), so that the same catalog always drafts the same text.  The
- * constraints PostgreSQL clones onto partitions (conparentid set) are left
- * out: the partitioned table's own constraint stands for them.
+ * table's), so that the same catalog always drafts the same text.  Of the
+ * constraints PostgreSQL clones onto partitions (conparentid set), only
+ * those a referencing partition inherits are kept, as its own foreign keys
+ * out of it: a partitioned table's constraint stands for the others, and a
+ * partition is not told about the keys that point at its parent.
  *
  * A junction table, for a many_to_many guess, is one whose primary key is
  * exactly two columns, each the single column of a foreign key.  A table
@@ -155,10 +157,14 @@ draft_foreign_keys(Oid relid, bool incoming)
 									   "JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) c.conrelid "
 									   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) r.relnamespace "
 									   "WHERE c.contype OPERATOR(pg_catalog.=) 'f' "
-									   "AND c.conparentid OPERATOR(pg_catalog.=) 0 "
 									   "AND c.%s OPERATOR(pg_catalog.=) $1 "
+									   "AND (c.conparentid OPERATOR(pg_catalog.=) 0%s) "
 									   "ORDER BY c.conname, n.nspname, r.relname, c.oid",
-									   incoming ? "confrelid" : "conrelid"),
+									   incoming ? "confrelid" : "conrelid",
+									   incoming ? ""
+									   : " OR c.confrelid OPERATOR(pg_catalog.=) (SELECT p.confrelid "
+									   "FROM pg_catalog.pg_constraint p "
+									   "WHERE p.oid OPERATOR(pg_catalog.=) c.conparentid)"),
 							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the foreign keys of relation %u", relid);
 	for (uint64 i = 0; i < SPI_processed; i++)
