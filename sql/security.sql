@@ -60,6 +60,14 @@ SELECT EXISTS (SELECT FROM public.flusso_verify('books')) IS NOT NULL AS verifie
 SELECT public.flusso_set_sinks('books', ARRAY['table']);
 SELECT public.flusso_create_index('spare', '{"version": 1, "table": "loans", "fields": []}');
 SELECT public.flusso_drop_index('spare', keep_opensearch => true);
+
+-- nor in the functions 0.4.0 adds: a draft, and the preview and mapping of
+-- a definition not created (a preview builds as its caller, under the
+-- same pinned settings)
+SELECT public.flusso_draft('public.books', 3) IS NOT NULL AS drafted;
+SELECT public.flusso_preview(:'books_definition', '1') ->> 'title' AS previewed;
+SELECT public.flusso_preview(public.flusso_draft('public.books', 3), '1') ->> 'title' AS previewed_draft;
+SELECT public.flusso_mapping(:'books_definition') IS NOT NULL AS mapping;
 RESET search_path;
 
 SELECT who, trap FROM mal.sprung ORDER BY trap;

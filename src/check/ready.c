@@ -9,7 +9,8 @@
  *
  * The walk runs as the index's owner under the pinned settings, as builds
  * do: trying a filter value runs its column type's input function, and a
- * domain's CHECK may call code the owner wrote.
+ * domain's CHECK may call code the owner wrote.  flusso_preview asks the
+ * same of a definition not created, for the role that calls it.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -26,28 +27,13 @@
 #include "check/tables.h"
 #include "document/session.h"
 
-/*
- * The tables (TableUse) the index reads; an error, worded as flusso_check()
- * words it, when the index cannot be built.
- */
-List *
-check_index_ready(const StoredIndex *index)
+/* Raise the first error of sink, worded as flusso_check() words it. */
+static void
+raise_first_error(const DiagnosticSink *sink)
 {
-	DiagnosticSink sink = {NIL, index->name};
-	BuildSession session;
-	List	   *tables;
 	ListCell   *lc;
-	char	   *problem = owner_problem(index->owner);
 
-	if (problem)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("%s", problem),
-				 errhint("Replace the index as another role with flusso_create_index(..., replace => true), or drop it.")));
-	doc_session_begin(&session, index->owner);
-	tables = check_index_tables(index->schema, &sink);
-	doc_session_end(&session);
-	foreach(lc, sink.items)
+	foreach(lc, sink->items)
 	{
 		Diagnostic *diag = lfirst(lc);
 
@@ -57,8 +43,62 @@ check_index_ready(const StoredIndex *index)
 					 errmsg("%s%s%s", diag->path, diag->path[0] ? ": " : "", diag->message),
 					 diag->hint ? errhint("%s", diag->hint) : 0));
 	}
+}
+
+/* The catalog walk of check, as role under the conditions builds run under. */
+static List *
+walk_as(const IndexSchema *schema, Oid role, DiagnosticSink *sink)
+{
+	BuildSession session;
+	List	   *tables;
+
+	doc_session_begin(&session, role);
+	tables = check_index_tables(schema, sink);
+	doc_session_end(&session);
+	return tables;
+}
+
+/*
+ * The tables (TableUse) the index reads; an error, worded as flusso_check()
+ * words it, when the index cannot be built.
+ */
+List *
+check_index_ready(const StoredIndex *index)
+{
+	DiagnosticSink sink = {NIL, index->name};
+	List	   *tables;
+	char	   *problem = owner_problem(index->owner);
+
+	if (problem)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("%s", problem),
+				 errhint("Replace the index as another role with flusso_create_index(..., replace => true), or drop it.")));
+	tables = walk_as(index->schema, index->owner, &sink);
+	raise_first_error(&sink);
 	check_index_readable(tables, index->owner);
 	return tables;
+}
+
+/*
+ * Before a definition that was not created is built as the role calling
+ * (flusso_preview): an error when that role may not read a table or column
+ * the definition reads, checked first, or when the definition does not
+ * check out against the catalog.
+ */
+void
+check_definition_ready(const IndexSchema *schema, Oid role)
+{
+	DiagnosticSink sink = {NIL, NULL};
+	List	   *tables = walk_as(schema, role, &sink);
+	char	   *problem = privilege_problem(tables, role);
+
+	if (problem)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s", problem),
+				 errhint("A preview reads the tables with the rights of the role that calls it.")));
+	raise_first_error(&sink);
 }
 
 /*

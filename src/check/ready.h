@@ -16,6 +16,7 @@
 
 extern List *check_index_ready(const StoredIndex *index);
 extern void check_index_readable(List *tables, Oid owner);
+extern void check_definition_ready(const IndexSchema *schema, Oid role);
 extern void check_index_statements(const StoredIndex *index, const DocumentQuery *q,
 								   const IndexResolver *resolver, const char *write_sql);
 

@@ -80,3 +80,55 @@ doc_build_ids(const DocumentQuery *q, Oid owner, char **ids, int n)
 	doc_session_end(&session);
 	return docs;
 }
+
+/*
+ * The document of one id as jsonb, built as role (under the conditions
+ * every document is built under), or NULL when the id builds none.  An id
+ * without the parts of the key is an error, which names the index, or the
+ * root table when there is no index yet (index_name NULL).
+ */
+Jsonb *
+doc_build_one(const DocumentQuery *q, Oid role, const char *id, const char *index_name)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Datum	   *values = palloc(sizeof(Datum) * (q->nparams + q->nkeys));
+	char	  **parts = palloc(sizeof(char *) * Max(q->nkeys, 1));
+	BuildSession session;
+	Jsonb	   *doc = NULL;
+
+	if (!doc_id_split(id, q->nkeys, parts))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 index_name
+				 ? errmsg("document id \"%s\" does not have the %d parts of the key of index \"%s\"",
+						  id, q->nkeys, index_name)
+				 : errmsg("document id \"%s\" does not have the %d parts of the key of table %s",
+						  id, q->nkeys, q->root_qualified),
+				 errhint("A composite id joins its key values with \":\", and escapes a \":\" or \"\\\" inside a value with \"\\\".")));
+	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
+	for (int i = 0; i < q->nkeys; i++)
+	{
+		Datum		value = CStringGetTextDatum(parts[i]);
+
+		values[q->nparams + i] =
+			PointerGetDatum(construct_array(&value, 1, TEXTOID, -1, false, TYPALIGN_INT));
+	}
+
+	doc_session_begin(&session, role);
+	SPI_connect();
+	if (SPI_execute_with_args(q->sql, q->nparams + q->nkeys, q->param_types,
+							  values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not build a document");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+
+		if (!isnull)
+			doc = (Jsonb *) SPI_datumTransfer(d, false, -1);
+	}
+	SPI_finish();
+	doc_session_end(&session);
+	MemoryContextSwitchTo(caller);
+	return doc;
+}

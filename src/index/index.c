@@ -2,7 +2,8 @@
  *
  * index.c
  *	  The SQL functions that store, replace, drop and describe index
- *	  definitions: flusso_create_index, flusso_drop_index, flusso_mapping.
+ *	  definitions: flusso_create_index, flusso_drop_index, flusso_mapping
+ *	  (of a stored definition, or of one given as text).
  *
  * A definition is validated by the schema model before anything is
  * written; a rejected definition changes nothing.  What is stored is the
@@ -210,16 +211,25 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 /*
  * flusso_mapping(name text) RETURNS jsonb
  *
- * The OpenSearch index body derived from the stored definition.
+ * The OpenSearch index body derived from a definition: the stored one of
+ * the index called name, or, when the argument is no index name, the
+ * definition it is.  Text that matches the index name pattern
+ * (^[a-z_][a-z0-9_]*$) cannot be a definition, which is a mapping with
+ * keys, so one argument serves both without a second function of the same
+ * signature.  Nothing is read but the definition.
  */
 Datum
 flusso_mapping(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	StoredIndex *index;
+	text	   *arg = PG_GETARG_TEXT_PP(0);
+	char	   *name = text_to_cstring(arg);
+	IndexSchema *schema;
 
 	flusso_require_admin();
-	index = index_load(name);
+	if (schema_valid_identifier(name))
+		schema = index_load(name)->schema;
+	else
+		schema = index_parse_definition(arg)->schema;
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
-										CStringGetDatum(schema_mapping_json(index->schema))));
+										CStringGetDatum(schema_mapping_json(schema))));
 }
