@@ -99,6 +99,30 @@ $$, replace => true);
 SELECT action, sql, applied FROM flusso_provision() WHERE action NOT LIKE 'replication slot %';
 SELECT * FROM pg_temp.checked();
 
+-- a partition that is a foreign table: its rows are not in the WAL (only
+-- a partitioned table without a unique index can have one)
+CREATE FOREIGN DATA WRAPPER part_wrapper;
+CREATE SERVER part_server FOREIGN DATA WRAPPER part_wrapper;
+CREATE TABLE visits (customer_id int NOT NULL, day date NOT NULL) PARTITION BY RANGE (day);
+CREATE TABLE visits_2025 PARTITION OF visits FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+ALTER TABLE visits_2025 REPLICA IDENTITY FULL;
+CREATE FOREIGN TABLE visits_archive PARTITION OF visits
+	FOR VALUES FROM ('2000-01-01') TO ('2025-01-01') SERVER part_server;
+SELECT flusso_create_index('visited', $$
+version: 1
+table: customers
+primary_key: id
+fields:
+  - count: visits
+    table: visits
+    foreign_key: customer_id
+$$);
+SELECT index, path, severity, message, hint FROM pg_temp.checked() WHERE index = 'visited';
+SELECT flusso_drop_index('visited');
+DROP TABLE visits;
+DROP SERVER part_server;
+DROP FOREIGN DATA WRAPPER part_wrapper;
+
 -- the worker may be seeding: what the drop cascades to varies
 SET client_min_messages = warning;
 DROP EXTENSION flusso CASCADE;

@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -122,8 +123,9 @@ check_published(DiagnosticSink *sink, const TableUse *table, const PublicationSt
 }
 
 /*
- * A partition named where its partitioned table belongs, and a partitioned
- * table published as its partitions.
+ * A partition named where its partitioned table belongs, a partition that
+ * is a foreign table (whose rows no WAL records), and a partitioned table
+ * published as its partitions.
  */
 static void
 check_partitioning(DiagnosticSink *sink, const TableUse *table, const PublicationState *pub)
@@ -139,6 +141,24 @@ check_partitioning(DiagnosticSink *sink, const TableUse *table, const Publicatio
 						  qualified),
 				 "table \"%s\" is a partition of %s: a row that an UPDATE of the partition key moves to another partition leaves the index as if deleted",
 				 table->display, qualified);
+	}
+	if (get_rel_relkind(table->relid) == RELKIND_PARTITIONED_TABLE)
+	{
+		ListCell   *lc;
+
+		foreach(lc, find_all_inheritors(table->relid, AccessShareLock, NULL))
+		{
+			Oid			partition = lfirst_oid(lc);
+
+			if (get_rel_relkind(partition) != RELKIND_FOREIGN_TABLE)
+				continue;
+			diag_add(sink, SEVERITY_WARNING, table->path,
+					 "Keep the rows the index reads in partitions that are tables, or run flusso_resnapshot() after they change.",
+					 "partition %s of table \"%s\" is a foreign table: its rows change without a trace in the WAL, so its documents are not kept up to date",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(partition)),
+												get_rel_name(partition)),
+					 table->display);
+		}
 	}
 	if (pub->exists && !pub->via_root &&
 		get_rel_relkind(table->relid) == RELKIND_PARTITIONED_TABLE)

@@ -153,10 +153,16 @@ partitions_note_statement(AlterTableStmt *stmt)
 	}
 }
 
-/* A relation is being dropped: note its table when it is a partition. */
+/*
+ * A relation is being dropped: note its table when it is a partition that
+ * holds rows (not a partition's index).
+ */
 void
 partitions_note_drop(Oid relid)
 {
-	if (get_rel_relispartition(relid))
+	char		relkind = get_rel_relkind(relid);
+
+	if ((relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ||
+		 relkind == RELKIND_FOREIGN_TABLE) && get_rel_relispartition(relid))
 		note_changed(get_partition_parent(relid, true));
 }
