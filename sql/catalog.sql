@@ -123,6 +123,22 @@ SET ROLE regress_flusso_bob;
 SELECT flusso_build('alices', '1') ->> 'secret' AS granted;
 RESET ROLE;
 
+-- metrics: flusso_stat, a row per index and sink, is for flusso_admin and
+-- pg_monitor members (these read no error texts, nor definitions)
+\d flusso_stat
+CREATE ROLE regress_flusso_monitor IN ROLE pg_monitor;
+SET ROLE regress_flusso_plain;
+SELECT * FROM flusso_stat;
+SELECT * FROM flusso_status();
+RESET ROLE;
+SET ROLE regress_flusso_monitor;
+SELECT datname = current_database() AS here, index, sink, server_name, pending, shipped,
+       rejected, last_error
+FROM flusso_stat;
+SELECT index, last_error, ship_error FROM flusso_status();
+SELECT name FROM flusso_indexes;
+RESET ROLE;
+
 -- the index follows its documents table: a new owner (REASSIGN OWNED)
 -- builds it from then on, and a role that owns an index cannot be dropped
 DROP ROLE regress_flusso_alice;
@@ -142,4 +158,4 @@ DROP TABLE t;
 SET client_min_messages = warning;
 DROP EXTENSION flusso CASCADE;
 RESET client_min_messages;
-DROP ROLE regress_flusso_plain, regress_flusso_alice, regress_flusso_bob;
+DROP ROLE regress_flusso_plain, regress_flusso_alice, regress_flusso_bob, regress_flusso_monitor;

@@ -10,7 +10,7 @@ set -euo pipefail
 # basic authentication test in front of it; curl: the scripts' requests
 packages=(make gcc libc6-dev perl libipc-run-perl
 	postgresql-15 postgresql-server-dev-15 libyaml-dev libcurl4-openssl-dev
-	curl openjdk-17-jdk-headless maven nginx-light openssl python3)
+	curl openjdk-17-jdk-headless maven nginx-light openssl python3 python3-yaml)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -15,6 +15,7 @@
 #define FLUSSO_COMMON_SHARED_H
 
 #include "access/xlogdefs.h"
+#include "common/rate.h"
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
 #include "storage/latch.h"
@@ -39,10 +40,12 @@ typedef struct IndexStatus
 	IndexPhase	phase;
 	int64		snapshot_done;
 	int64		snapshot_total;
+	RateWindow	snapshot_rate;	/* root rows the current seed read */
 	char		error[FLUSSO_ERROR_LEN];
 
 	/* the OpenSearch sink: what the shipper did since it started */
 	int64		shipped;
+	RateWindow	ship_rate;		/* documents shipped */
 	char		ship_error[FLUSSO_ERROR_LEN];
 	TimestampTz ship_error_at;
 } IndexStatus;
@@ -78,6 +81,9 @@ typedef struct DatabaseEntry
 	/* progress */
 	XLogRecPtr	confirmed_lsn;
 	TimestampTz oldest_unapplied; /* commit time, 0 when all applied */
+	bool		caught_up;		/* the last turn read all WAL flushed */
+	TimestampTz caught_up_at;	/* when it ended */
+	RateWindow	confirm_rate;	/* WAL confirmed since it was last */
 	int64		changes_captured;
 	int64		documents_written;
 	int64		batches;

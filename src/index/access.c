@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -23,15 +24,33 @@
 
 #include "index/access.h"
 
-/* Only superusers and members of flusso_admin may manage indexes. */
-void
-flusso_require_admin(void)
+/* Is the current user a superuser or a member of flusso_admin? */
+bool
+flusso_is_admin(void)
 {
 	Oid			admin = get_role_oid(FLUSSO_ADMIN_ROLE, true);
 
 	if (superuser())
-		return;
-	if (OidIsValid(admin) && has_privs_of_role(GetUserId(), admin))
+		return true;
+	return OidIsValid(admin) && has_privs_of_role(GetUserId(), admin);
+}
+
+/*
+ * May the current user read flusso's status?  flusso_admin members may,
+ * and members of pg_monitor, the role metrics are scraped as: these see
+ * figures and phases, not error texts (see flusso_status()).
+ */
+bool
+flusso_is_monitor(void)
+{
+	return has_privs_of_role(GetUserId(), ROLE_PG_MONITOR);
+}
+
+/* Only superusers and members of flusso_admin may manage indexes. */
+void
+flusso_require_admin(void)
+{
+	if (flusso_is_admin())
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -17,6 +17,8 @@
 
 #define FLUSSO_ADMIN_ROLE "flusso_admin"
 
+extern bool flusso_is_admin(void);
+extern bool flusso_is_monitor(void);
 extern void flusso_require_admin(void);
 extern void flusso_require_owner(Oid owner, const char *index_name);
 extern void flusso_require_reader(Oid owner, const char *index_name);

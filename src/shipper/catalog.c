@@ -233,6 +233,9 @@ ship_record_shipped(const char *index, int64 shipped)
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	status = status_of(index);
 	if (status)
+	{
 		status->shipped += shipped;
+		rate_note(&status->ship_rate, GetCurrentTimestamp(), status->shipped);
+	}
 	LWLockRelease(flusso_shared->lock);
 }

@@ -45,6 +45,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "common/shared.h"
 #include "common/text_array.h"
@@ -95,12 +96,18 @@ report(Seed *seed, IndexPhase phase, const char *message)
 	if (entry)
 	{
 		IndexStatus *status = shared_index_status(entry, name);
+		bool		was_seeding = status && status->phase == PHASE_SNAPSHOT;
 
 		shared_set_phase(entry, name, phase, message);
 		if (status)
 		{
 			status->snapshot_done = seed->done;
 			status->snapshot_total = Max(seed->total, seed->done);
+			/* the rate of this seed, from where it starts or resumes */
+			if (phase == PHASE_SNAPSHOT && !was_seeding)
+				rate_restart(&status->snapshot_rate, GetCurrentTimestamp(), seed->done);
+			else
+				rate_note(&status->snapshot_rate, GetCurrentTimestamp(), seed->done);
 		}
 	}
 	LWLockRelease(flusso_shared->lock);

@@ -8,9 +8,23 @@
  *	  since when) and rejected, from the catalog, and what the shipper
  *	  shipped and last failed at, from shared memory.
  *
+ * The time to catch up (eta_seconds) is estimated from the recent rate
+ * (common/rate.c): for the stream, the WAL bytes left over the bytes
+ * confirmed per second since the worker was last caught up (at most about
+ * a minute back), 0 while it is; for a seed, the root rows left over the
+ * rows read per second over the last minute of the seed; for shipping
+ * (ship_eta_seconds), the documents queued over the documents shipped per
+ * second over the last minute.  Each assumes that no more work arrives
+ * meanwhile; NULL when there is no recent rate to go by.
+ *
+ * flusso_admin members read everything; members of pg_monitor (the role
+ * metrics are scraped as) read all but the error texts, which name tables,
+ * columns, roles and servers and may quote a definition (a raw filter)
+ * that only flusso_admin may read.
+ *
  * The library may be newer than the SQL objects (before ALTER EXTENSION
- * UPDATE): the shipping columns are filled only when the function
- * declares them.
+ * UPDATE): the shipping columns (0.3.0) and the estimates (0.4.0) are
+ * filled only when the function declares them.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -35,7 +49,8 @@
 
 PG_FUNCTION_INFO_V1(flusso_status);
 
-#define STATUS_COLUMNS 20
+#define STATUS_COLUMNS 22
+#define STATUS_COLUMNS_0_3 20
 #define STATUS_COLUMNS_0_2 14
 
 /* What the catalog says of an index's shipping. */
@@ -125,11 +140,96 @@ slot_confirmed(const char *slot_name)
 	return confirmed;
 }
 
+/*
+ * Seconds until the worker has applied the WAL flushed so far, at the rate
+ * it confirmed WAL since it was last caught up; 0 when it is (it read all
+ * flushed WAL on its last turn, and turns at least every naptime), -1
+ * when unknown.
+ */
+static double
+stream_eta(const DatabaseEntry *db, XLogRecPtr confirmed, XLogRecPtr flushed,
+		   TimestampTz now)
+{
+	double		rate;
+
+	if (XLogRecPtrIsInvalid(confirmed))
+		return -1;
+	if (flushed <= confirmed)
+		return 0;
+	if (db->worker_pid == 0)
+		return -1;
+	if (db->caught_up &&
+		now - db->caught_up_at <= (int64) flusso_naptime * 1000 + USECS_PER_SEC)
+		return 0;
+	rate = rate_per_second(&db->confirm_rate, now, confirmed);
+	return rate > 0 ? (double) (flushed - confirmed) / rate : -1;
+}
+
+/* Seconds until a seed has read its estimated rows; -1 when unknown. */
+static double
+seed_eta(const IndexStatus *status, TimestampTz now)
+{
+	double		rate = rate_per_second(&status->snapshot_rate, now, status->snapshot_done);
+
+	if (rate <= 0 || status->snapshot_total <= status->snapshot_done)
+		return -1;
+	return (double) (status->snapshot_total - status->snapshot_done) / rate;
+}
+
+/*
+ * An index's time to catch up: a live index's is the stream's; a seeding
+ * index's the seed's, or the stream's if longer; none for an index that
+ * is idle or in error.
+ */
+static double
+index_eta(IndexPhase phase, const IndexStatus *status, double stream, TimestampTz now)
+{
+	double		seed;
+
+	if (phase == PHASE_LIVE)
+		return stream;
+	if (phase != PHASE_SNAPSHOT || status == NULL)
+		return -1;
+	seed = seed_eta(status, now);
+	if (seed < 0 || stream < 0)
+		return -1;
+	return Max(seed, stream);
+}
+
+/* Seconds until the outbox is shipped, at the recent rate; -1 when unknown. */
+static double
+ship_eta(const Shipping *ship, const IndexStatus *status, TimestampTz now)
+{
+	double		rate;
+
+	if (ship->stopped)
+		return -1;
+	if (ship->pending == 0)
+		return 0;
+	if (status == NULL)
+		return -1;
+	rate = rate_per_second(&status->ship_rate, now, status->shipped);
+	return rate > 0 ? (double) ship->pending / rate : -1;
+}
+
+/* The estimates of 0.4.0: NULL when unknown. */
+static void
+fill_estimates(Datum *values, bool *nulls, double eta, const Shipping *ship,
+			   const IndexStatus *status, TimestampTz now)
+{
+	double		shipping = ship ? ship_eta(ship, status, now) : -1;
+
+	values[20] = Float8GetDatum(eta);
+	nulls[20] = eta < 0;
+	values[21] = Float8GetDatum(shipping);
+	nulls[21] = shipping < 0;
+}
+
 /* The shipping columns: NULL for an index without an OpenSearch sink. */
 static void
 fill_shipping(Datum *values, bool *nulls, const Shipping *ship, const IndexStatus *status)
 {
-	for (int c = STATUS_COLUMNS_0_2; c < STATUS_COLUMNS; c++)
+	for (int c = STATUS_COLUMNS_0_2; c < STATUS_COLUMNS_0_3; c++)
 		nulls[c] = true;
 	if (ship == NULL)
 		return;
@@ -162,11 +262,17 @@ flusso_status(PG_FUNCTION_ARGS)
 	List	   *shipping_names = NIL;
 	List	   *shipping = NIL;
 	bool		ship_columns;
+	bool		estimates;
+	bool		error_texts = flusso_is_admin();
+	double		stream;
+	TimestampTz now = GetCurrentTimestamp();
 	ListCell   *lc;
 
-	flusso_require_admin();
+	if (!error_texts && !flusso_is_monitor())
+		flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
-	ship_columns = rsinfo->setDesc->natts >= STATUS_COLUMNS;
+	ship_columns = rsinfo->setDesc->natts >= STATUS_COLUMNS_0_3;
+	estimates = rsinfo->setDesc->natts >= STATUS_COLUMNS;
 	if (ship_columns)
 		shipping = load_shipping(&shipping_names);
 
@@ -184,6 +290,7 @@ flusso_status(PG_FUNCTION_ARGS)
 		}
 		LWLockRelease(flusso_shared->lock);
 	}
+	stream = stream_eta(&copy, confirmed, flushed, now);
 
 	foreach(lc, index_load_names())
 	{
@@ -219,7 +326,7 @@ flusso_status(PG_FUNCTION_ARGS)
 		values[7] = Int64GetDatum(flushed > confirmed ? (int64) (flushed - confirmed) : 0);
 		nulls[7] = XLogRecPtrIsInvalid(confirmed);
 		values[8] = Float8GetDatum(copy.oldest_unapplied == 0 ? 0.0 :
-								   (double) (GetCurrentTimestamp() - copy.oldest_unapplied) / USECS_PER_SEC);
+								   (double) (now - copy.oldest_unapplied) / USECS_PER_SEC);
 		values[9] = Int64GetDatum(copy.changes_captured);
 		values[10] = Int64GetDatum(copy.documents_written);
 		values[11] = Int64GetDatum(copy.batches);
@@ -233,6 +340,14 @@ flusso_status(PG_FUNCTION_ARGS)
 		nulls[13] = copy.last_error_at == 0;
 		if (ship_columns)
 			fill_shipping(values, nulls, ship, status);
+		if (estimates)
+			fill_estimates(values, nulls, index_eta(phase, status, stream, now),
+						   ship, status, now);
+		/* pg_monitor alone: the times of errors, not their texts */
+		if (!error_texts)
+			nulls[12] = true;
+		if (!error_texts && ship_columns)
+			nulls[18] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

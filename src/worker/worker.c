@@ -119,6 +119,7 @@ forget_worker(int code, Datum arg)
 	{
 		my_entry->worker_pid = 0;
 		my_entry->worker_latch = NULL;
+		my_entry->caught_up = false;
 		strlcpy(my_entry->state, "stopped", sizeof(my_entry->state));
 	}
 	LWLockRelease(flusso_shared->lock);
@@ -220,12 +221,29 @@ apply_batch(WorkerState *ws)
 	return true;
 }
 
+/*
+ * What flusso_status() shows of the stream.  caught_up: this turn read all
+ * the WAL that was flushed when it began, and applied it.  The rate its
+ * time to catch up is estimated from is measured since the worker was
+ * last caught up (common/rate.c).
+ */
 static void
-publish_progress(WorkerState *ws)
+publish_progress(WorkerState *ws, bool caught_up)
 {
+	TimestampTz now = GetCurrentTimestamp();
+	DatabaseEntry *entry = ws->entry;
+
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	ws->entry->confirmed_lsn = ws->stream->confirmed;
-	ws->entry->oldest_unapplied = ws->batch->oldest_commit;
+	entry->confirmed_lsn = ws->stream->confirmed;
+	entry->oldest_unapplied = ws->batch->oldest_commit;
+	entry->caught_up = caught_up;
+	if (caught_up)
+	{
+		entry->caught_up_at = now;
+		rate_restart(&entry->confirm_rate, now, entry->confirmed_lsn);
+	}
+	else
+		rate_note(&entry->confirm_rate, now, entry->confirmed_lsn);
 	LWLockRelease(flusso_shared->lock);
 }
 
@@ -484,7 +502,7 @@ run(WorkerState *ws)
 		{
 			if ((exit = next_exit(ws, true)) != WORKER_GOES_ON)
 				break;
-			publish_progress(ws);
+			publish_progress(ws, false);
 			if (!apply_batch(ws))
 			{
 				exit = WORKER_EXTENSION_GONE;
@@ -493,7 +511,7 @@ run(WorkerState *ws)
 			batch_reset(ws->batch);
 		}
 		cdc_confirm(ws->stream, cdc_position(ws->stream), flusso_slot_save_interval);
-		publish_progress(ws);
+		publish_progress(ws, !more);
 
 		/* a seed ready for its next step does not wait */
 		if (!more && !seed_due(ws))
@@ -526,6 +544,8 @@ flusso_worker_main(Datum arg)
 	ws.entry->stop_requested = false;
 	ws.entry->drop_requested = false;
 	ws.entry->no_worker_slot = false;
+	ws.entry->caught_up = false;
+	ws.entry->confirm_rate.nsamples = 0;	/* measured anew */
 	strlcpy(ws.entry->state, "starting", sizeof(ws.entry->state));
 	LWLockRelease(flusso_shared->lock);
 	before_shmem_exit(forget_worker, (Datum) 0);
