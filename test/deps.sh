@@ -7,10 +7,13 @@ set -euo pipefail
 
 # libcurl: the OpenSearch sink; a JDK and Maven: the embedded OpenSearch
 # node of the tests (test/opensearch/); nginx and openssl: the TLS and
-# basic authentication test in front of it; curl: the scripts' requests
+# basic authentication test in front of it; curl: the scripts' requests;
+# python3-yaml and postgres_exporter: the metrics test reads the exporter's
+# query file and scrapes with it
 packages=(make gcc libc6-dev perl libipc-run-perl
 	postgresql-15 postgresql-server-dev-15 libyaml-dev libcurl4-openssl-dev
-	curl openjdk-17-jdk-headless maven nginx-light openssl python3 python3-yaml)
+	curl openjdk-17-jdk-headless maven nginx-light openssl python3 python3-yaml
+	prometheus-postgres-exporter)
 
 missing=()
 for p in "${packages[@]}"; do

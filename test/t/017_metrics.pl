@@ -3,7 +3,8 @@
 # progress, and positive while it catches up on a backlog or seeds; a
 # member of pg_monitor reads the figures but no error text; and every
 # query of the postgres_exporter file (test/postgres_exporter/queries.yaml)
-# runs as such a member, each column described with a fitting usage.
+# runs as such a member, each column described with a fitting usage, and
+# the real exporter publishes them.
 
 use strict;
 use warnings;
@@ -12,6 +13,7 @@ use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use FlussoTest;
 
 my $node = flusso_node('metrics');
@@ -175,6 +177,48 @@ for my $name (sort keys %$queries)
 	is( $node->safe_psql('library', "SELECT count(*) FROM ($query) q",
 			extra_params => [ '-U', 'flusso_exporter' ]),
 		$rows, "$name: one row per index and sink");
+}
+
+# The real exporter (Debian's prometheus-postgres-exporter, which
+# test/deps.sh installs) scrapes the node with the file, as the pg_monitor
+# member: one series per index and sink, typed as the file says.
+my $exporter_bin = '/usr/bin/prometheus-postgres-exporter';
+SKIP:
+{
+	if (!-x $exporter_bin)
+	{
+		# make test installs everything: there, a missing exporter fails
+		BAIL_OUT("$exporter_bin is missing: run test/deps.sh") if $ENV{FLUSSO_REQUIRE_OPENSEARCH};
+		skip "$exporter_bin is not installed", 7;
+	}
+	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	my ($eout, $eerr) = ('', '');
+	local $ENV{DATA_SOURCE_NAME} = 'host=' . $node->host . ' port=' . $node->port
+	  . ' dbname=library user=flusso_exporter sslmode=disable';
+	my $exporter = IPC::Run::start(
+		[ $exporter_bin, "--web.listen-address=127.0.0.1:$port", "--extend.query-path=$file",
+		  '--disable-default-metrics', '--disable-settings-metrics' ],
+		'>', \$eout, '2>', \$eerr);
+	my $metrics = '';
+	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		$metrics = `curl -s http://127.0.0.1:$port/metrics`;
+		last if $metrics =~ /^flusso_stat_lag_bytes\{/m;
+		usleep(100_000);
+	}
+	my @rows = split /\n/, $node->safe_psql('library',
+		q{SELECT index || ' ' || sink || ' ' || coalesce(server_name, '') || ' ' || phase
+		  FROM flusso_stat ORDER BY 1});
+	my @series = sort map { /index="([^"]*)",phase="([^"]*)",server="[^"]*",server_name="([^"]*)",sink="([^"]*)"/ ? "$1 $4 $3 $2" : () }
+	  grep { /^flusso_stat_eta_seconds\{datname="library",/ } split /\n/, $metrics;
+	is_deeply(\@series, \@rows, 'the exporter publishes one eta_seconds series per index and sink');
+	for my $counter (qw(changes_captured documents_written batches shipped))
+	{
+		like($metrics, qr/^# TYPE flusso_stat_$counter counter$/m, "flusso_stat_$counter is a counter");
+	}
+	like($metrics, qr/^# TYPE flusso_stat_lag_bytes gauge$/m, 'flusso_stat_lag_bytes is a gauge');
+	unlike($eerr, qr/Error running query/, 'the exporter ran the query without error');
+	$exporter->kill_kill;
 }
 
 $node->stop;
