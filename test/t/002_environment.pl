@@ -51,7 +51,7 @@ is_deeply(
 		"set wal_level | ALTER SYSTEM SET wal_level = logical | false"
 	],
 	'provision returns the settings to change, appending to the lists');
-like($first, qr/^create publication Flusso "Pub" \| CREATE PUBLICATION "Flusso ""Pub""" \| true$/m,
+like($first, qr/^create publication Flusso "Pub" \| CREATE PUBLICATION "Flusso ""Pub""" WITH \(publish_via_partition_root = true\) \| true$/m,
 	'the publication is created under its quoted name');
 like($first,
 	qr/^publish public.references \| ALTER PUBLICATION "Flusso ""Pub""" ADD TABLE public."references" \| true$/m,
