@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * build.c
- *	  Generates the statement that builds an index's documents: one
- *	  jsonb_build_object per object, correlated subqueries for joins and
- *	  aggregates, the root filters and soft_delete in the WHERE clause, so
- *	  that a key whose row is gone, filtered out or soft-deleted builds
- *	  nothing and becomes a delete.
+ *	  Generates the statement that builds an index's documents for a set
+ *	  of root keys: one jsonb_build_object per object, the values of its
+ *	  columns, the root filters and soft_delete in the WHERE clause, so that
+ *	  a key whose row is gone, filtered out or soft-deleted builds nothing
+ *	  and becomes a delete.  Joins and aggregates are related.c's: derived
+ *	  tables LEFT JOINed to the rows they belong to, read set-based.
  *
  * Every identifier is quoted and every name schema-qualified; every value
  * of the definition (filter values, defaults, constants) is a parameter,
@@ -15,6 +16,11 @@
  * their type through jsonb_build_object, except bytea (base64) and money
  * (a number).  An object wider than jsonb_build_object's argument limit is
  * built in pieces joined with ||.
+ *
+ * The key arrays are bound after the definition's values, so their
+ * parameter numbers are known only once the whole statement has been
+ * generated: doc_build_query() generates it twice, the first time to
+ * count.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -33,6 +39,7 @@
 #include "utils/rel.h"
 
 #include "document/build.h"
+#include "document/build_internal.h"
 #include "document/docid.h"
 #include "document/lookup.h"
 #include "document/raw_filter.h"
@@ -40,45 +47,29 @@
 /* jsonb_build_object takes at most 100 arguments: 50 key/value pairs */
 #define PAIRS_PER_CALL 50
 
-typedef struct BuildContext
-{
-	List	   *param_types;	/* Oid */
-	List	   *param_values;	/* Datum */
-	int			aliases;
-} BuildContext;
-
-/* A table the statement reads, as it is in the catalog now. */
-typedef struct Table
-{
-	Oid			relid;
-	char	   *qualified;		/* quoted schema.table */
-	char	   *alias;
-} Table;
-
-static char *object_expr(BuildContext *cx, const SchemaFieldList *fields,
-						 const Table *table, const ColumnList *table_key);
-
-static char *
-add_param(BuildContext *cx, Oid type, Datum value)
+char *
+doc_param(BuildContext *cx, Oid type, Datum value)
 {
 	cx->param_types = lappend_oid(cx->param_types, type);
 	cx->param_values = lappend(cx->param_values, (void *) value);
 	return psprintf("$%d", list_length(cx->param_types));
 }
 
-static Table *
-open_table(BuildContext *cx, const char *nspname, const char *relname)
+Table *
+doc_open_table(BuildContext *cx, const char *nspname, const char *relname)
 {
 	Table	   *table = palloc0(sizeof(Table));
 
 	table->relid = doc_table(nspname, relname);
 	table->qualified = quote_qualified_identifier(nspname, relname);
-	table->alias = psprintf("t%d", cx->aliases++);
+	table->number = cx->aliases++;
+	table->alias = psprintf("t%d", table->number);
+	initStringInfo(&table->joins);
 	return table;
 }
 
-static Oid
-column_type(const Table *table, const char *column)
+Oid
+doc_column_type(const Table *table, const char *column)
 {
 	return get_atttype(table->relid, doc_column(table->relid, column));
 }
@@ -92,14 +83,14 @@ column_type_sql(const Table *table, const char *column)
 	int32		typmod;
 	Oid			collation;
 
-	(void) column_type(table, column);
+	(void) doc_column_type(table, column);
 	get_atttypetypmodcoll(table->relid, attnum, &type, &typmod, &collation);
 	return format_type_extended(type, typmod,
 								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
 }
 
-static char *
-column_ref(const Table *table, const char *column)
+char *
+doc_column_ref(const Table *table, const char *column)
 {
 	return psprintf("%s.%s", table->alias, quote_identifier(column));
 }
@@ -108,7 +99,7 @@ column_ref(const Table *table, const char *column)
 static char *
 typed_param(BuildContext *cx, const Table *table, const char *column, const char *value)
 {
-	return psprintf("%s::%s", add_param(cx, TEXTOID, CStringGetTextDatum(value)),
+	return psprintf("%s::%s", doc_param(cx, TEXTOID, CStringGetTextDatum(value)),
 					column_type_sql(table, column));
 }
 
@@ -149,8 +140,8 @@ doc_primary_key(Oid relid, const char *qualified)
 }
 
 /* The single column a foreign key or junction points at. */
-static const char *
-single_key(const ColumnList *key, const Table *table)
+const char *
+doc_single_key(const ColumnList *key, const Table *table)
 {
 	if (key->ncolumns != 1)
 		ereport(ERROR,
@@ -160,8 +151,8 @@ single_key(const ColumnList *key, const Table *table)
 	return key->columns[0];
 }
 
-static void
-append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filters,
+void
+doc_append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filters,
 			   const Table *table)
 {
 	static const char *const comparison[] = {
@@ -176,7 +167,7 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 	for (int i = 0; i < filters->nfilters; i++)
 	{
 		const SchemaFilter *f = &filters->filters[i];
-		char	   *col = f->op == FILTER_RAW ? NULL : column_ref(table, f->column);
+		char	   *col = f->op == FILTER_RAW ? NULL : doc_column_ref(table, f->column);
 
 		appendStringInfoString(where, " AND ");
 		switch (f->op)
@@ -197,7 +188,7 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 				appendStringInfo(where, "%s::pg_catalog.text %s %s", col,
 								 f->op == FILTER_LIKE ? "OPERATOR(pg_catalog.~~)"
 								 : "OPERATOR(pg_catalog.~~*)",
-								 add_param(cx, TEXTOID, CStringGetTextDatum(f->values[0])));
+								 doc_param(cx, TEXTOID, CStringGetTextDatum(f->values[0])));
 				break;
 			case FILTER_IN:
 			case FILTER_NOT_IN:
@@ -208,10 +199,10 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
 						elems[v] = CStringGetTextDatum(f->values[v]);
 					appendStringInfo(where, "%s%s OPERATOR(pg_catalog.=) ANY(%s::pg_catalog.text[]::%s[])",
 									 f->op == FILTER_NOT_IN ? "NOT " : "", col,
-									 add_param(cx, TEXTARRAYOID,
+									 doc_param(cx, TEXTARRAYOID,
 											   PointerGetDatum(construct_array(elems, f->nvalues, TEXTOID,
 																			   -1, false, TYPALIGN_INT))),
-									 doc_type_name(column_type(table, f->column)));
+									 doc_type_name(doc_column_type(table, f->column)));
 				}
 				break;
 			case FILTER_BETWEEN:
@@ -233,8 +224,8 @@ append_filters(BuildContext *cx, StringInfo where, const SchemaFilterList *filte
  * NaN or infinity, and an infinite date or timestamp, become null, in
  * arrays too (array_replace keeps their shape).
  */
-static char *
-finite_expr(const char *expr, Oid type)
+char *
+doc_finite_expr(const char *expr, Oid type)
 {
 	static const char *const number_specials[] = {"NaN", "Infinity", "-Infinity"};
 	static const char *const time_specials[] = {"infinity", "-infinity"};
@@ -272,13 +263,13 @@ finite_expr(const char *expr, Oid type)
 static char *
 scalar_expr(BuildContext *cx, const SchemaField *field, const Table *table)
 {
-	char	   *expr = column_ref(table, field->column);
-	Oid			type = column_type(table, field->column);
+	char	   *expr = doc_column_ref(table, field->column);
+	Oid			type = doc_column_type(table, field->column);
 
 	for (int i = 0; i < field->ntransforms; i++)
 		expr = psprintf(field->transforms[i] == TRANSFORM_LOWERCASE
 						? "pg_catalog.lower(%s)" : "pg_catalog.btrim(%s)", expr);
-	expr = finite_expr(expr, type);
+	expr = doc_finite_expr(expr, type);
 	if (field->default_value)
 		expr = psprintf("COALESCE(%s, %s)", expr,
 						typed_param(cx, table, field->column, field->default_value->str));
@@ -289,130 +280,19 @@ scalar_expr(BuildContext *cx, const SchemaField *field, const Table *table)
 	return expr;
 }
 
-/* ORDER BY of a to-many join or has_one: declared order, then the key. */
-static char *
-order_clause(const SchemaField *field, const Table *related, const ColumnList *key)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	for (int i = 0; i < field->norder_by; i++)
-		appendStringInfo(&buf, "%s%s %s", buf.len ? ", " : "",
-						 column_ref(related, field->order_by[i].column),
-						 field->order_by[i].descending ? "DESC" : "ASC");
-	for (int i = 0; i < key->ncolumns; i++)
-		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", column_ref(related, key->columns[i]));
-	return buf.data;
-}
-
-/*
- * FROM and WHERE that pick the related rows of a join or an aggregate for
- * the current parent row.
- */
-static char *
-related_rows(BuildContext *cx, const SchemaField *field, const Table *parent,
-			 const ColumnList *parent_key, const Table *related,
-			 const ColumnList *related_key)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	if (field->kind == FIELD_JOIN && field->join == JOIN_BELONGS_TO)
-		appendStringInfo(&buf, "FROM %s %s WHERE %s OPERATOR(pg_catalog.=) %s",
-						 related->qualified, related->alias,
-						 column_ref(related, single_key(related_key, related)),
-						 column_ref(parent, field->column));
-	else if (field->through)
-	{
-		Table	   *junction = open_table(cx, field->namespace, field->through->table);
-
-		appendStringInfo(&buf, "FROM %s %s JOIN %s %s ON %s OPERATOR(pg_catalog.=) %s "
-						 "WHERE %s OPERATOR(pg_catalog.=) %s",
-						 junction->qualified, junction->alias,
-						 related->qualified, related->alias,
-						 column_ref(related, single_key(related_key, related)),
-						 column_ref(junction, field->through->right_key),
-						 column_ref(junction, field->through->left_key),
-						 column_ref(parent, single_key(parent_key, parent)));
-	}
-	else
-		appendStringInfo(&buf, "FROM %s %s WHERE %s OPERATOR(pg_catalog.=) %s",
-						 related->qualified, related->alias,
-						 column_ref(related, field->foreign_key),
-						 column_ref(parent, single_key(parent_key, parent)));
-	append_filters(cx, &buf, &field->filters, related);
-	return buf.data;
-}
-
-static char *
-join_expr(BuildContext *cx, const SchemaField *field, const Table *parent,
-		  const ColumnList *parent_key)
-{
-	Table	   *related = open_table(cx, field->namespace, field->table);
-	const ColumnList *key = &field->primary_key;
-	char	   *doc = object_expr(cx, &field->children, related, key);
-	char	   *rows = related_rows(cx, field, parent, parent_key, related, key);
-	char	   *order = order_clause(field, related, key);
-
-	if (field->join == JOIN_BELONGS_TO)
-		return psprintf("(SELECT %s %s)", doc, rows);
-	if (field->join == JOIN_HAS_ONE)
-		return psprintf("(SELECT %s %s ORDER BY %s LIMIT 1)", doc, rows, order);
-	return psprintf("(SELECT COALESCE(pg_catalog.jsonb_agg(s.doc ORDER BY s.ord), '[]'::pg_catalog.jsonb) "
-					"FROM (SELECT %s AS doc, pg_catalog.row_number() OVER (ORDER BY %s) AS ord %s "
-					"ORDER BY %s%s) s)",
-					doc, order, rows, order,
-					field->limit > 0 ? psprintf(" LIMIT %d", field->limit) : "");
-}
-
-static char *
-aggregate_expr(BuildContext *cx, const SchemaField *field, const Table *parent,
-			   const ColumnList *parent_key)
-{
-	Table	   *related = open_table(cx, field->namespace, field->table);
-	ColumnList	key = field->through || field->aggregate == AGG_IDS
-		? doc_primary_key(related->relid, related->qualified) : (ColumnList) {0, NULL};
-	char	   *rows = related_rows(cx, field, parent, parent_key, related, &key);
-
-	switch (field->aggregate)
-	{
-		case AGG_COUNT:
-			return psprintf("(SELECT pg_catalog.count(*) %s)", rows);
-		case AGG_AVG:
-			return finite_expr(psprintf("(SELECT pg_catalog.avg(%s)::pg_catalog.float8 %s)",
-										column_ref(related, field->column), rows),
-							   FLOAT8OID);
-		case AGG_SUM:
-		case AGG_MIN:
-		case AGG_MAX:
-			return finite_expr(psprintf("(SELECT pg_catalog.%s(%s) %s)",
-										schema_aggregate_name(field->aggregate),
-										column_ref(related, field->column), rows),
-							   column_type(related, field->column));
-		case AGG_IDS:
-			{
-				char	   *id = column_ref(related, single_key(&key, related));
-
-				return psprintf("(SELECT COALESCE(pg_catalog.jsonb_agg(%s ORDER BY %s), '[]'::pg_catalog.jsonb) %s)",
-								id, id, rows);
-			}
-	}
-	return NULL;
-}
-
 static char *
 geo_expr(const SchemaField *field, const Table *table)
 {
 	if (field->lat == NULL)
-		return column_ref(table, field->column);
+		return doc_column_ref(table, field->column);
 	return psprintf("CASE WHEN %s IS NULL OR %s IS NULL THEN NULL "
 					"ELSE pg_catalog.jsonb_build_object('lat', %s, 'lon', %s) END",
-					column_ref(table, field->lat), column_ref(table, field->lon),
-					column_ref(table, field->lat), column_ref(table, field->lon));
+					doc_column_ref(table, field->lat), doc_column_ref(table, field->lon),
+					doc_column_ref(table, field->lat), doc_column_ref(table, field->lon));
 }
 
 static char *
-field_expr(BuildContext *cx, const SchemaField *field, const Table *table,
+field_expr(BuildContext *cx, const SchemaField *field, Table *table,
 		   const ColumnList *table_key)
 {
 	StringInfoData json;
@@ -423,20 +303,20 @@ field_expr(BuildContext *cx, const SchemaField *field, const Table *table,
 		case FIELD_CUSTOM:
 			return scalar_expr(cx, field, table);
 		case FIELD_MAP:
-			return column_ref(table, field->column);
+			return doc_column_ref(table, field->column);
 		case FIELD_GEO:
 			return geo_expr(field, table);
 		case FIELD_OBJECT:
-			return object_expr(cx, &field->children, table, table_key);
+			return doc_object_expr(cx, &field->children, table, table_key);
 		case FIELD_JOIN:
-			return join_expr(cx, field, table, table_key);
+			return doc_join_expr(cx, field, table, table_key);
 		case FIELD_AGGREGATE:
-			return aggregate_expr(cx, field, table, table_key);
+			return doc_aggregate_expr(cx, field, table, table_key);
 		case FIELD_CONSTANT:
 			initStringInfo(&json);
 			schema_value_to_json(&json, field->value, true);
 			return psprintf("%s::pg_catalog.jsonb",
-							add_param(cx, TEXTOID, CStringGetTextDatum(json.data)));
+							doc_param(cx, TEXTOID, CStringGetTextDatum(json.data)));
 	}
 	return NULL;
 }
@@ -457,8 +337,8 @@ concat_balanced(char **pieces, int lo, int hi)
 }
 
 /* jsonb_build_object over the fields, in pieces of PAIRS_PER_CALL. */
-static char *
-object_expr(BuildContext *cx, const SchemaFieldList *fields, const Table *table,
+char *
+doc_object_expr(BuildContext *cx, const SchemaFieldList *fields, Table *table,
 			const ColumnList *table_key)
 {
 	int			npieces = (fields->nfields + PAIRS_PER_CALL - 1) / PAIRS_PER_CALL;
@@ -487,24 +367,61 @@ object_expr(BuildContext *cx, const SchemaFieldList *fields, const Table *table,
 	return concat_balanced(pieces, 0, npieces);
 }
 
-DocumentQuery *
-doc_build_query(const IndexSchema *schema)
+
+/*
+ * The condition that picks the root rows of the keys in the key arrays,
+ * bound from parameter key_param on: "= ANY" of the array for a single
+ * key, which is also what the levels right under the root take their keys
+ * from; row values against the unnested arrays for a composite key.
+ */
+static char *
+root_key_match(Table *root, const ColumnList *key, int key_param)
 {
-	BuildContext cx = {NIL, NIL, 0};
+	StringInfoData cols;
+	StringInfoData arrays;
+
+	if (key->ncolumns == 1)
+	{
+		root->key_column = key->columns[0];
+		root->key_array = psprintf("$%d::pg_catalog.text[]::%s[]", key_param,
+								   doc_type_name(doc_column_type(root, key->columns[0])));
+		return psprintf("%s OPERATOR(pg_catalog.=) ANY(%s)",
+						doc_column_ref(root, key->columns[0]), root->key_array);
+	}
+	initStringInfo(&cols);
+	initStringInfo(&arrays);
+	for (int i = 0; i < key->ncolumns; i++)
+	{
+		appendStringInfo(&cols, "%s%s", i ? ", " : "", doc_column_ref(root, key->columns[i]));
+		appendStringInfo(&arrays, "%spg_catalog.unnest($%d::pg_catalog.text[]::%s[])",
+						 i ? ", " : "", key_param + i,
+						 doc_type_name(doc_column_type(root, key->columns[i])));
+	}
+	return psprintf("ROW(%s) OPERATOR(pg_catalog.=) ANY (SELECT * FROM ROWS FROM (%s))",
+					cols.data, arrays.data);
+}
+
+/* The statement, its key arrays bound from parameter key_param on. */
+static DocumentQuery *
+generate(const IndexSchema *schema, int key_param)
+{
+	BuildContext cx = {NIL, NIL, 0, NIL};
 	DocumentQuery *query = palloc0(sizeof(DocumentQuery));
-	Table	   *root = open_table(&cx, schema->namespace, schema->table);
+	Table	   *root = doc_open_table(&cx, schema->namespace, schema->table);
 	ColumnList	key = schema->primary_key.ncolumns > 0
 		? schema->primary_key : doc_primary_key(root->relid, root->qualified);
-	char	   *doc = object_expr(&cx, &schema->fields, root, &key);
+	char	   *match = root_key_match(root, &key, key_param);
+	char	   *doc;
 	StringInfoData where;
-	StringInfoData keys;
+	StringInfoData with;
 	char	  **key_refs;
 	ListCell   *lc;
 	int			n = 0;
 
+	root->rows = psprintf("FROM %s %s WHERE %s", root->qualified, root->alias, match);
+	doc = doc_object_expr(&cx, &schema->fields, root, &key);
 	initStringInfo(&where);
-	initStringInfo(&keys);
-	append_filters(&cx, &where, &schema->filters, root);
+	doc_append_filters(&cx, &where, &schema->filters, root);
 	if (schema->soft_delete)
 	{
 		const char *column = schema->soft_delete->column;
@@ -516,11 +433,16 @@ doc_build_query(const IndexSchema *schema)
 				column = schema->fields.fields[i]->column;
 		}
 		initStringInfo(&when);
-		append_filters(&cx, &when, &schema->soft_delete->when, root);
-		appendStringInfo(&where, " AND NOT (%s %s%s)", column_ref(root, column),
-						 column_type(root, column) == BOOLOID ? "IS TRUE" : "IS NOT NULL",
+		doc_append_filters(&cx, &when, &schema->soft_delete->when, root);
+		appendStringInfo(&where, " AND NOT (%s %s%s)", doc_column_ref(root, column),
+						 doc_column_type(root, column) == BOOLOID ? "IS TRUE" : "IS NOT NULL",
 						 when.data);
 	}
+	initStringInfo(&with);
+	foreach(lc, cx.levels)
+		appendStringInfo(&with, "%s%s", with.len ? ", " : "WITH ", (char *) lfirst(lc));
+	if (with.len)
+		appendStringInfoChar(&with, ' ');
 
 	query->nparams = list_length(cx.param_types);
 	query->nkeys = key.ncolumns;
@@ -531,30 +453,12 @@ doc_build_query(const IndexSchema *schema)
 	key_refs = palloc(sizeof(char *) * Max(key.ncolumns, 1));
 	for (int i = 0; i < key.ncolumns; i++)
 	{
-		query->key_types[i] = column_type(root, key.columns[i]);
-		key_refs[i] = column_ref(root, key.columns[i]);
-		appendStringInfo(&keys, key.ncolumns == 1 ? "%s$%d::pg_catalog.text[]::%s[]"
-						 : "%spg_catalog.unnest($%d::pg_catalog.text[]::%s[])", i ? ", " : "",
-						 query->nparams + i + 1,
-						 doc_type_name(column_type(root, key.columns[i])));
+		query->key_types[i] = doc_column_type(root, key.columns[i]);
+		key_refs[i] = doc_column_ref(root, key.columns[i]);
 	}
-	if (key.ncolumns == 1)
-		query->sql = psprintf("SELECT %s AS id, %s AS doc FROM %s %s "
-							  "WHERE %s OPERATOR(pg_catalog.=) ANY(%s)%s",
-							  doc_id_sql(key_refs, 1), doc, root->qualified, root->alias,
-							  key_refs[0], keys.data, where.data);
-	else
-	{
-		StringInfoData cols;
-
-		initStringInfo(&cols);
-		for (int i = 0; i < key.ncolumns; i++)
-			appendStringInfo(&cols, "%s%s", i ? ", " : "", key_refs[i]);
-		query->sql = psprintf("SELECT %s AS id, %s AS doc FROM %s %s "
-							  "WHERE ROW(%s) OPERATOR(pg_catalog.=) ANY (SELECT * FROM ROWS FROM (%s))%s",
-							  doc_id_sql(key_refs, key.ncolumns), doc, root->qualified,
-							  root->alias, cols.data, keys.data, where.data);
-	}
+	query->sql = psprintf("%sSELECT %s AS id, %s AS doc FROM %s %s%s WHERE %s%s",
+						  with.data, doc_id_sql(key_refs, key.ncolumns), doc,
+						  root->qualified, root->alias, root->joins.data, match, where.data);
 
 	query->param_types = palloc(sizeof(Oid) * (query->nparams + query->nkeys));
 	query->param_values = palloc(sizeof(Datum) * (query->nparams + query->nkeys));
@@ -566,4 +470,12 @@ doc_build_query(const IndexSchema *schema)
 	for (int i = 0; i < query->nkeys; i++)
 		query->param_types[query->nparams + i] = TEXTARRAYOID;
 	return query;
+}
+
+DocumentQuery *
+doc_build_query(const IndexSchema *schema)
+{
+	DocumentQuery *counted = generate(schema, 1);
+
+	return generate(schema, counted->nparams + 1);
 }
