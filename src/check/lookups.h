@@ -22,6 +22,7 @@ typedef struct MissingIndex
 	char	   *message;		/* what it costs, for flusso_check() */
 } MissingIndex;
 
+extern void table_use_add_lookup(TableUse *table, const char *column, const char *changed);
 extern void lookups_add_resolved(List **tables, const IndexSchema *schema);
 extern List *lookups_missing(const TableUse *table);
 extern void check_lookups(DiagnosticSink *sink, const TableUse *table);

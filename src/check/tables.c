@@ -28,6 +28,7 @@
 
 #include "common/attempt.h"
 #include "check/keys.h"
+#include "check/lookups.h"
 #include "check/tables.h"
 #include "check/types.h"
 #include "document/lookup.h"
@@ -70,33 +71,6 @@ table_use_add_names(List **list, List *more)
 
 	foreach(lc, more)
 		add_unique(list, lfirst(lc));
-}
-
-/*
- * The table's rows are found by column: by builds when changed is NULL,
- * else when a change to that table is resolved.  Builds say more, so they
- * replace a change's reason; otherwise the first reason stays.
- */
-void
-table_use_add_lookup(TableUse *table, const char *column, const char *changed)
-{
-	TableLookup *lookup;
-	ListCell   *lc;
-
-	foreach(lc, table->lookups)
-	{
-		lookup = lfirst(lc);
-		if (strcmp(lookup->column, column) == 0)
-		{
-			if (changed == NULL)
-				lookup->changed = NULL;
-			return;
-		}
-	}
-	lookup = palloc0(sizeof(TableLookup));
-	lookup->column = pstrdup(column);
-	lookup->changed = changed ? pstrdup(changed) : NULL;
-	table->lookups = lappend(table->lookups, lookup);
 }
 
 TableUse *

@@ -41,6 +41,5 @@ typedef struct TableUse
 extern List *check_index_tables(const IndexSchema *schema, DiagnosticSink *sink);
 extern TableUse *table_use_merge(List **tables, Oid relid, const char *path);
 extern void table_use_add_names(List **list, List *more);
-extern void table_use_add_lookup(TableUse *table, const char *column, const char *changed);
 
 #endif							/* FLUSSO_CHECK_TABLES_H */
