@@ -153,6 +153,69 @@ WHERE message NOT LIKE 'the replica identity%' ORDER BY index;
 SELECT flusso_drop_index('uniquekey');
 SELECT flusso_drop_index('blind');
 
+-- a join reads its table by the foreign key once per document: without an
+-- index leading with that column (btree or hash, valid, not partial) each
+-- build scans the table, with the statement that adds one
+CREATE TABLE chk.kids (id int PRIMARY KEY, shop_id int NOT NULL, rank int NOT NULL);
+INSERT INTO chk.kids SELECT g, g % 3, g FROM generate_series(1, 30) g;
+ANALYZE chk.kids;
+SELECT flusso_create_index('lookups', $$
+version: 1
+schema: chk
+table: shops
+primary_key: id
+fields:
+  - has_many: kids
+    table: kids
+    foreign_key: shop_id
+    primary_key: id
+    fields: [ { integer: rank, required: true } ]
+$$);
+CREATE FUNCTION pg_temp.lookups()
+RETURNS TABLE (path text, severity text, message text, hint text)
+LANGUAGE sql AS $$
+	SELECT path, severity, message, hint FROM flusso_check()
+	WHERE index = 'lookups' AND message LIKE '%which no index leads with%'
+$$;
+\x on
+SELECT * FROM pg_temp.lookups();
+\x off
+-- an index with the column second does not serve (and takes the name)
+CREATE INDEX kids_shop_id_idx ON chk.kids (rank, shop_id);
+SELECT hint FROM pg_temp.lookups();
+-- nor does a partial index
+CREATE INDEX kids_some_shops ON chk.kids (shop_id) WHERE rank > 10;
+SELECT hint FROM pg_temp.lookups();
+-- an index leading with it does, also of several columns, also hash
+CREATE INDEX kids_shop_rank ON chk.kids (shop_id, rank);
+SELECT count(*) FROM pg_temp.lookups();
+DROP INDEX chk.kids_shop_rank;
+CREATE INDEX kids_shop_hash ON chk.kids USING hash (shop_id);
+SELECT count(*) FROM pg_temp.lookups();
+-- resolving a change reads too: a junction by its right key, for a change
+-- to the far side
+CREATE TABLE chk.tags (id int PRIMARY KEY, label text NOT NULL);
+CREATE TABLE chk.shop_tags (shop_id int, tag_id int, PRIMARY KEY (shop_id, tag_id));
+SELECT flusso_create_index('lookups', $$
+version: 1
+schema: chk
+table: shops
+primary_key: id
+fields:
+  - many_to_many: tags
+    table: tags
+    primary_key: id
+    through: { table: shop_tags, left_key: shop_id, right_key: tag_id }
+    fields: [ { keyword: label, required: true } ]
+$$, replace => true);
+\x on
+SELECT * FROM pg_temp.lookups();
+\x off
+-- quietly: whether the worker made its documents table depends on timing
+SET client_min_messages = warning;
+SELECT flusso_drop_index('lookups');
+RESET client_min_messages;
+
 DROP PUBLICATION flusso;
 DROP SCHEMA chk CASCADE;
 -- quietly: which tables go (a seed may have a shadow) depends on timing

@@ -84,6 +84,14 @@ FROM (VALUES ('books_0', 'books', 0), ('books_1', 'books', 1), ('books_3', 'book
 			 ('tags', 'design_extra.tags', 2)) v(name, t, d)
 ORDER BY name;
 SELECT count(*) FROM flusso_indexes;
+-- provisioned, what remains is the indexes on the columns joins read by,
+-- which the fixture leaves out (a foreign key has none of its own)
+SELECT action FROM flusso_provision()
+WHERE NOT applied AND action NOT LIKE 'replication slot %';
+SELECT index, path, severity, message FROM flusso_check()
+WHERE path NOT IN ('slot', 'worker') ORDER BY index, path, message;
+-- built as the warnings say, the drafts check clean
+SELECT sql FROM flusso_provision() WHERE action LIKE 'index %' \gexec
 SELECT count(*) AS not_applied FROM flusso_provision()
 WHERE NOT applied AND action NOT LIKE 'replication slot %';
 SELECT index, path, severity, message FROM flusso_check()

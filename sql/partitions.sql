@@ -74,6 +74,14 @@ WHERE action NOT LIKE 'replication slot %';
 SELECT pubviaroot FROM pg_publication WHERE pubname = 'flusso';
 SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = 'flusso' ORDER BY 1, 2;
 SELECT * FROM pg_temp.identities();
+-- the foreign key the has_many reads orders by: no index leads with it on
+-- either partition (orders_2026's unique index has it last), so each is
+-- reported alone; the index the hint gives serves its partition, and one
+-- on the partitioned table serves every partition, those added later too
+SELECT sql FROM flusso_provision() WHERE action = 'index public.orders_2025 (customer_id)' \gexec
+SELECT message, hint FROM pg_temp.checked() WHERE message LIKE '%which no index leads with%';
+CREATE INDEX orders_customer ON orders (customer_id);
+SELECT message, hint FROM pg_temp.checked() WHERE message LIKE '%which no index leads with%';
 -- what remains is the partition named directly
 \x on
 SELECT * FROM pg_temp.checked();

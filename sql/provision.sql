@@ -48,7 +48,8 @@ LANGUAGE sql AS $$
 	WHERE path NOT IN ('slot', 'worker')
 $$;
 
--- a superuser: everything is applied, in order (identity before publishing)
+-- a superuser: everything is applied, in order (identity before publishing),
+-- except the indexes joins need on the columns they read by: only said
 SELECT * FROM pg_temp.provisioned();
 SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = 'flusso' ORDER BY 1, 2;
 SELECT relname, relreplident FROM pg_class
@@ -56,7 +57,11 @@ WHERE relnamespace = 'public'::regnamespace
   AND relname IN ('reviews', 'loans', 'references', 'select', 'notes', 'books') ORDER BY 1;
 SELECT * FROM pg_temp.checked();
 
--- idempotent: a second call applies nothing
+-- the operator runs them, as they are (outside a transaction)
+SELECT sql FROM pg_temp.provisioned() WHERE action LIKE 'index %' \gexec
+
+-- idempotent: a second call applies nothing, and nothing is missing
+SELECT * FROM pg_temp.checked();
 SELECT * FROM pg_temp.provisioned();
 
 -- drift: a table dropped from the publication by hand is reported, then restored

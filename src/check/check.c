@@ -7,7 +7,8 @@
  * Create validates a definition's format only; what it names is judged
  * here, each time check runs: names and types (tables.c), whether change
  * records carry the keys flusso needs (identity.c), whether the
- * publication streams every table read, and whether the OpenSearch sink
+ * publication streams every table read, whether an index serves each
+ * column rows are found by (lookups.c), and whether the OpenSearch sink
  * can ship (opensearch.c).  Nothing is changed but an index created in
  * OpenSearch to try the mapping, and deleted again.
  *
@@ -29,6 +30,7 @@
 
 #include "check/environment.h"
 #include "check/identity.h"
+#include "check/lookups.h"
 #include "check/opensearch.h"
 #include "check/privileges.h"
 #include "check/publication.h"
@@ -276,6 +278,8 @@ flusso_check(PG_FUNCTION_ARGS)
 		tables = check_index_tables(index->schema, &sink);
 		for (int i = before; i < list_length(sink.items); i++)
 			name_errors |= ((Diagnostic *) list_nth(sink.items, i))->severity == SEVERITY_ERROR;
+		if (!name_errors)
+			lookups_add_resolved(&tables, index->schema);
 		foreach(tc, tables)
 		{
 			TableUse   *table = lfirst(tc);
@@ -284,6 +288,7 @@ flusso_check(PG_FUNCTION_ARGS)
 			if (pub.exists)
 				check_published(&sink, table, &pub);
 			check_partitioning(&sink, table, &pub);
+			check_lookups(&sink, table);
 		}
 		name_errors |= check_owner(&sink, index, tables);
 		if (!name_errors)

@@ -13,8 +13,11 @@
  * Order matters: a table is never published before it has a usable replica
  * identity, since publishing it would make the user's own UPDATE and DELETE
  * on it fail.  An OpenSearch sink's needs come last: USAGE on its server,
- * and a user mapping when the cluster asks for credentials.  Server settings and the replication slot are only reported:
- * ALTER SYSTEM cannot run in a function, and the worker creates its slot.
+ * and a user mapping when the cluster asks for credentials.  Server
+ * settings, the indexes that would serve the columns rows are found by,
+ * and the replication slot are only reported: ALTER SYSTEM and CREATE
+ * INDEX CONCURRENTLY cannot run in a function (and an index on a large
+ * table is the operator's to schedule), and the worker creates its slot.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -36,6 +39,7 @@
 #include "common/attempt.h"
 #include "check/environment.h"
 #include "check/identity.h"
+#include "check/lookups.h"
 #include "check/publication.h"
 #include "check/tables.h"
 #include "compat.h"
@@ -134,6 +138,7 @@ tables_needed(List *indexes)
 		StoredIndex *index = lfirst(lc);
 		DiagnosticSink ignored = {NIL, index->name};
 		ListCell   *tc;
+		ListCell   *lc2;
 
 		foreach(tc, check_index_tables(index->schema, &ignored))
 		{
@@ -143,7 +148,14 @@ tables_needed(List *indexes)
 			table_use_add_names(&use->key_columns, found->key_columns);
 			table_use_add_names(&use->old_key_columns, found->old_key_columns);
 			table_use_add_names(&use->columns, found->columns);
+			foreach(lc2, found->lookups)
+			{
+				TableLookup *lookup = lfirst(lc2);
+
+				table_use_add_lookup(use, lookup->column, lookup->changed);
+			}
 		}
+		lookups_add_resolved(&tables, index->schema);
 	}
 	signal = get_relname_relid("signal", get_namespace_oid(FLUSSO_SCHEMA, false));
 	(void) table_use_merge(&tables, signal, "flusso.signal");
@@ -167,6 +179,30 @@ provision_identities(Provisioner *p, List *tables)
 			continue;
 		apply(p, psprintf("replica identity %s", table->display),
 			  identity_fix_sql(table->relid, needed), not_owner(p, table));
+	}
+}
+
+/*
+ * An index for each column rows are found by that none leads with: only
+ * said, since CREATE INDEX CONCURRENTLY cannot run in a function (and a
+ * plain CREATE INDEX would block the table's writes while it builds).
+ */
+static void
+provision_lookup_indexes(Provisioner *p, List *tables)
+{
+	ListCell   *lc;
+
+	foreach(lc, tables)
+	{
+		ListCell   *mc;
+
+		foreach(mc, lookups_missing(lfirst(lc)))
+		{
+			MissingIndex *missing = lfirst(mc);
+
+			emit(p, missing->action, missing->sql, false,
+				 "CREATE INDEX CONCURRENTLY cannot run in a function or a transaction, and building an index on a large table takes time and I/O: run it when it suits");
+		}
 	}
 }
 
@@ -338,6 +374,7 @@ flusso_provision(PG_FUNCTION_ARGS)
 
 		provision_identities(&p, tables);
 		provision_publication(&p, tables);
+		provision_lookup_indexes(&p, tables);
 	}
 	provision_opensearch(&p, indexes);
 

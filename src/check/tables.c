@@ -5,7 +5,8 @@
  *	  and column it names must exist, every declared type must read the
  *	  column's real type, and filter values must be valid for their column.
  *	  Collects, per table, the columns whose values change records must
- *	  carry; identity.c and check.c judge those.
+ *	  carry, and the columns builds find its rows by; identity.c, check.c
+ *	  and lookups.c judge those.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -27,6 +28,7 @@
 
 #include "common/attempt.h"
 #include "check/keys.h"
+#include "check/lookups.h"
 #include "check/tables.h"
 #include "check/types.h"
 #include "document/lookup.h"
@@ -356,7 +358,8 @@ walk_through(WalkContext *cx, const SchemaField *field)
 
 	if (junction == NULL)
 		return NULL;
-	resolve_column(cx, junction, field->through->left_key, path);
+	if (resolve_column(cx, junction, field->through->left_key, path).found)
+		table_use_add_lookup(junction, field->through->left_key, NULL);
 	resolve_column(cx, junction, field->through->right_key, path);
 	add_unique(&junction->old_key_columns, field->through->left_key);
 	return junction;
@@ -376,12 +379,21 @@ walk_join(WalkContext *cx, TableUse *table, const SchemaField *field)
 
 	for (int i = 0; i < field->primary_key.ncolumns; i++)
 	{
-		if (resolve_column(cx, related, field->primary_key.columns[i], field->path).found)
-			add_unique(&related->key_columns, field->primary_key.columns[i]);
+		if (!resolve_column(cx, related, field->primary_key.columns[i], field->path).found)
+			continue;
+		add_unique(&related->key_columns, field->primary_key.columns[i]);
+		/* a belongs_to target and a junction's far side are read by their key */
+		if ((field->join == JOIN_BELONGS_TO || field->through) &&
+			field->primary_key.ncolumns == 1)
+			table_use_add_lookup(related, field->primary_key.columns[i], NULL);
 	}
 	if (field->foreign_key &&
 		resolve_column(cx, related, field->foreign_key, field->path).found)
+	{
 		add_unique(&related->old_key_columns, field->foreign_key);
+		if (!field->through)
+			table_use_add_lookup(related, field->foreign_key, NULL);
+	}
 	check_filters(cx, related, &field->filters, psprintf("%s.filters", field->path));
 	for (int i = 0; i < field->norder_by; i++)
 		resolve_column(cx, related, field->order_by[i].column,
@@ -438,7 +450,11 @@ walk_aggregate(WalkContext *cx, const SchemaField *field)
 		return;
 	if (field->foreign_key &&
 		resolve_column(cx, related, field->foreign_key, field->path).found)
+	{
 		add_unique(&related->old_key_columns, field->foreign_key);
+		if (!field->through)
+			table_use_add_lookup(related, field->foreign_key, NULL);
+	}
 	check_filters(cx, related, &field->filters, psprintf("%s.filters", field->path));
 
 	switch (field->aggregate)

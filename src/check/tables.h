@@ -14,6 +14,16 @@
 #include "check/diagnostic.h"
 #include "schema/schema.h"
 
+/*
+ * A column a table's rows are found by: by every build, or (changed set)
+ * when a change to another table is resolved to the documents it affects.
+ */
+typedef struct TableLookup
+{
+	char	   *column;
+	char	   *changed;		/* NULL: builds; else the changed table */
+} TableLookup;
+
 /* A table an index reads, and what flusso needs from its change records. */
 typedef struct TableUse
 {
@@ -25,6 +35,7 @@ typedef struct TableUse
 	List	   *key_columns;	/* must be logged: they name the row's document */
 	List	   *old_key_columns;	/* should be logged: they find the old parent */
 	List	   *columns;		/* every column read */
+	List	   *lookups;		/* TableLookup: columns its rows are found by */
 } TableUse;
 
 extern List *check_index_tables(const IndexSchema *schema, DiagnosticSink *sink);

@@ -70,6 +70,8 @@ step(const Level *level, const char *out, const char *in, ResolveStep *next)
 	s->sql = psprintf("SELECT DISTINCT %s::pg_catalog.text FROM %s WHERE %s OPERATOR(pg_catalog.=) ANY($1::pg_catalog.text[]::%s[]) AND %s IS NOT NULL",
 					  quote_identifier(out), level->qualified, quote_identifier(in),
 					  type_of(level, in), quote_identifier(out));
+	s->relid = level->relid;
+	s->column = pstrdup(in);
 	s->next = next;
 	return s;
 }

@@ -19,6 +19,8 @@
 typedef struct ResolveStep
 {
 	char	   *sql;			/* $1 text[] of keys -> SELECT key::text */
+	Oid			relid;			/* the table it reads ... */
+	char	   *column;			/* ... by this column's values */
 	struct ResolveStep *next;	/* NULL: the result is root keys */
 } ResolveStep;
 

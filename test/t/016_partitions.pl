@@ -65,8 +65,10 @@ fields:
   - text: title
     required: true
 $$)});
+# the orders' foreign key has no index: flusso_provision() only advises one
 is( $node->safe_psql('shop',
-		q{SELECT count(*) FROM flusso_provision() WHERE NOT applied AND action NOT LIKE 'replication slot %'}),
+		q{SELECT count(*) FROM flusso_provision() WHERE NOT applied
+		AND action NOT LIKE 'replication slot %' AND action NOT LIKE 'index %'}),
 	'0', 'provisioned');
 is($node->safe_psql('shop', q{SELECT string_agg(relname || ':' || relreplident::text, ' ' ORDER BY relname)
 		FROM pg_class WHERE relname LIKE 'orders%' AND relkind IN ('r', 'p')}),
