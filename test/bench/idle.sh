@@ -12,6 +12,8 @@
 # processes are measured: the CPU time (utime + stime in /proc/PID/stat)
 # each worker, the launcher and the shipper use over BENCH_SECONDS
 # (default 60) seconds, printed as CPU seconds per idle hour.
+# BENCH_NAPTIME sets flusso.naptime (default 100ms), how often an idle
+# worker wakes to poll for WAL: most of what it costs when nothing happens.
 #
 set -euo pipefail
 source "$(dirname "$0")/cluster.sh"
@@ -56,7 +58,10 @@ pid_of() {
 }
 
 bench_start
-echo "idle.sh: CPU time of idle processes over $seconds s"
+if [ -n "${BENCH_NAPTIME:-}" ]; then
+	bench_psql -c "ALTER SYSTEM SET flusso.naptime = '$BENCH_NAPTIME'" -c "SELECT pg_reload_conf()" >/dev/null
+fi
+echo "idle.sh: CPU time of idle processes over $seconds s, flusso.naptime $(bench_psql -At -c 'SHOW flusso.naptime')"
 
 define live
 BENCH_DB=live bench_psql -o /dev/null -c "SELECT count(*) FROM flusso_provision()"
