@@ -8,7 +8,9 @@
  *	  shipper: look at the OpenSearch sinks again (something was queued, a
  *	  generation changed).  A request made inside a transaction is carried
  *	  out, through shared memory, when it commits: an aborted CREATE or DROP
- *	  changes nothing.  The last request of a transaction wins.
+ *	  changes nothing.  The last request of a transaction wins.  A running
+ *	  worker learns of a request at once (its latch is set): one that waits
+ *	  for the catalog to change reads it only then (worker/catalog_watch.c).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -82,6 +84,9 @@ carry_out(XactEvent event, void *arg)
 			entry->drop_requested = false;
 			entry->hold_until = 0;
 			entry->failures = 0;
+			/* a running worker reads the catalog when it learns of this */
+			entry->catalog_changes++;
+			worker_latch = entry->worker_latch;
 		}
 		else if (entry)
 		{

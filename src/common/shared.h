@@ -68,6 +68,7 @@ typedef struct DatabaseEntry
 	Latch	   *worker_latch;
 	bool		stop_requested; /* release the slot and exit */
 	bool		drop_requested; /* drop the slot and exit: nothing left */
+	uint64		catalog_changes;	/* commits that changed flusso's tables */
 	char		state[64];		/* what it is doing, in words */
 
 	/* the shipper: runs while an OpenSearch sink has something to do */

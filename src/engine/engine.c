@@ -434,6 +434,22 @@ engine_forgive(EngineIndex *ei)
 	ei->set_aside = false;
 }
 
+/* Is an index isolated, so that engine_retry_broken() has work? */
+bool
+engine_any_broken(Engine *engine)
+{
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (ei->broken && !ei->set_aside)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Does any isolated index compile and prepare again (its table or column
  * is back, its filter fixed)?  Runs in the caller's transaction.  The

@@ -52,6 +52,7 @@ extern List *engine_plugin_options(Engine *engine);
 extern Oid	engine_signal_relid(Engine *engine);
 extern void engine_report_phases(Engine *engine);
 extern int64 engine_apply(Engine *engine, ChangeBatch *batch, List **signals);
+extern bool engine_any_broken(Engine *engine);
 extern bool engine_retry_broken(Engine *engine);
 extern bool engine_ships(Engine *engine);
 

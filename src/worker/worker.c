@@ -18,6 +18,10 @@
  * flusso.batch_timeout, apply them in one transaction (after waiting for
  * every committed transaction of the batch to be visible), confirm the
  * slot up to the reader's position, and sleep on the latch when caught up.
+ * Waiting costs little: an idle worker wakes every flusso.naptime to poll
+ * for WAL, and reads the catalog (definitions, the publication an index
+ * waits for, an index in error) only when it may have changed
+ * (catalog_watch.c), not on a timer.
  * Only the loop ends the worker; what it calls returns.  An error ends the
  * worker after recording it; the launcher starts it again, and nothing
  * applied in the failed batch was confirmed.
@@ -55,15 +59,17 @@
 #include "snapshot/seed.h"
 #include "engine/engine.h"
 #include "common/shared.h"
+#include "worker/catalog_watch.h"
 #include "worker/slot_record.h"
 #include "engine/strikes.h"
 #include "worker/worker.h"
 
-/* how often the catalog is looked at when no batch has changes */
-#define CATALOG_CHECK_MS 1000
-/* how often an index waiting for the publication looks again */
-#define SEED_WAIT_MS 250
-/* how often an index in error is compiled and prepared again */
+/*
+ * How often an index in error is compiled and prepared again, catalog
+ * change or not: what isolated it may have been data or a passing error
+ * (a lock timeout), which no invalidation announces.  Only while an index
+ * is in error.
+ */
 #define RETRY_BROKEN_MS 10000
 
 /* Why the worker ends. */
@@ -89,8 +95,8 @@ typedef struct WorkerState
 	ChangeBatch *batch;
 	CaptureStream *stream;		/* decoding, once the slot is open */
 	char	   *restart_reason; /* set: compile the indexes again */
-	TimestampTz catalog_checked_at;
-	TimestampTz seed_waited_at;
+	CatalogWatch catalog;		/* when the catalog may have changed */
+	bool		seed_waits;		/* no seed could begin since the last look */
 	TimestampTz broken_tried_at;
 } WorkerState;
 
@@ -209,6 +215,9 @@ apply_batch(WorkerState *ws)
 	/* a table was rewritten: its columns may read differently now */
 	if (seed_handle_signals(ws->engine, &ws->seed, signals))
 		ws->restart_reason = "a table an index reads was rewritten";
+	/* a signal may have asked for a seed that need not wait */
+	if (signals != NIL)
+		ws->seed_waits = false;
 	SPI_finish();
 	xact_commit();
 	maybe_crash_after_flush();
@@ -250,13 +259,12 @@ publish_progress(WorkerState *ws, bool caught_up)
 /*
  * Must the worker end?  The requests in shared memory are looked at every
  * turn; the catalog (does the extension, does an index still exist, did a
- * definition change?) before every batch that has changes, and at least
- * every second otherwise.
+ * definition change?) when look says so: before every batch that has
+ * changes, and when it may have changed.
  */
 static WorkerExit
-next_exit(WorkerState *ws, bool batch_pending)
+next_exit(WorkerState *ws, bool look)
 {
-	TimestampTz now = GetCurrentTimestamp();
 	bool		drop;
 	bool		stop;
 
@@ -271,31 +279,27 @@ next_exit(WorkerState *ws, bool batch_pending)
 		return WORKER_DROPS_SLOT;
 	if (ws->restart_reason)
 		return WORKER_RESTARTS;
-	if (!batch_pending &&
-		!TimestampDifferenceExceeds(ws->catalog_checked_at, now, CATALOG_CHECK_MS))
+	if (!look)
 		return WORKER_GOES_ON;
-	ws->catalog_checked_at = now;
 	if (!database_wants_worker(ws, false))
 		return WORKER_DROPS_SLOT;
 	return ws->restart_reason ? WORKER_RESTARTS : WORKER_GOES_ON;
 }
 
 /*
- * Move the seed on: begin one for an index that needs it (looking again
- * at most four times a second while the publication does not cover it),
- * read its next chunk, or swap it in.
+ * Move the seed on: begin one for an index that needs it, read its next
+ * chunk, or swap it in.  When none could begin (the publication does not
+ * cover an index's tables, its sinks or definition changed), trying again
+ * waits until the catalog may have changed (look), or a signal asked for
+ * another seed.
  */
 static void
-advance_seed(WorkerState *ws)
+advance_seed(WorkerState *ws, bool look)
 {
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (ws->seed == NULL && seed_wanted(ws->engine) &&
-		(ws->seed_waited_at == 0 ||
-		 TimestampDifferenceExceeds(ws->seed_waited_at, now, SEED_WAIT_MS)))
+	if (ws->seed == NULL && seed_wanted(ws->engine) && (look || !ws->seed_waits))
 	{
 		ws->seed = seed_begin(ws->engine, ws->publication);
-		ws->seed_waited_at = ws->seed ? 0 : now;
+		ws->seed_waits = ws->seed == NULL;
 	}
 	if (ws->seed && ws->seed->state == SEED_FINISH_DUE)
 		seed_finish(&ws->seed);
@@ -313,17 +317,21 @@ seed_due(WorkerState *ws)
 }
 
 /*
- * Every ten seconds, see whether an index in error builds again (its
- * table or column is back, its filter fixed, its owner granted what it
- * lacked: flusso_check() is clean).  If so, the worker restarts: the new
- * engine seeds it, since the changes it skipped are lost to it.
+ * While an index is in error, see whether it builds again (its table or
+ * column is back, its owner granted what it lacked: flusso_check() is
+ * clean) when the catalog may have changed (look), and every ten seconds.
+ * If so, the worker restarts: the new engine seeds it, since the changes
+ * it skipped are lost to it.
  */
 static void
-retry_broken(WorkerState *ws)
+retry_broken(WorkerState *ws, bool look)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now;
 
-	if (!TimestampDifferenceExceeds(ws->broken_tried_at, now, RETRY_BROKEN_MS))
+	if (!engine_any_broken(ws->engine))
+		return;
+	now = GetCurrentTimestamp();
+	if (!look && !TimestampDifferenceExceeds(ws->broken_tried_at, now, RETRY_BROKEN_MS))
 		return;
 	ws->broken_tried_at = now;
 	if (!xact_begin(true, NULL, 0))
@@ -385,6 +393,8 @@ start_up(WorkerState *ws)
 	(void) xact_begin(false, NULL, 0);
 	ws->database = MemoryContextStrdup(ws->context, get_database_name(MyDatabaseId));
 	xact_commit();
+	/* what changes from here on is looked at by the loop */
+	catalog_watch_reset(&ws->catalog, ws->entry);
 	if (!database_wants_worker(ws, true))
 		return WORKER_STOPS;
 	back_off(ws);
@@ -487,14 +497,17 @@ run(WorkerState *ws)
 	while (exit == WORKER_GOES_ON)
 	{
 		bool		more;
+		bool		look;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 			reload_configuration(ws);
-		if ((exit = next_exit(ws, false)) != WORKER_GOES_ON)
+		/* next_exit, retry_broken and advance_seed read the catalog */
+		look = catalog_watch_due(&ws->catalog, ws->entry);
+		if ((exit = next_exit(ws, look)) != WORKER_GOES_ON)
 			break;
-		retry_broken(ws);
-		advance_seed(ws);
+		retry_broken(ws, look);
+		advance_seed(ws, look);
 
 		more = cdc_read(ws->stream, flusso_batch_size, flusso_batch_timeout);
 		strikes_healthy();
@@ -513,7 +526,13 @@ run(WorkerState *ws)
 		cdc_confirm(ws->stream, cdc_position(ws->stream), flusso_slot_save_interval);
 		publish_progress(ws, !more);
 
-		/* a seed ready for its next step does not wait */
+		/*
+		 * A seed ready for its next step does not wait.  Otherwise sleep
+		 * until the latch is set (a request, a drop, a stop) or naptime
+		 * passes: nothing wakes a decoding process outside a walsender when
+		 * WAL is flushed, so new WAL is polled for; and the catalog is
+		 * looked at when that poll finds it may have changed.
+		 */
 		if (!more && !seed_due(ws))
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -552,6 +571,7 @@ flusso_worker_main(Datum arg)
 
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "flusso worker");
+	catalog_watch_start();
 	/*
 	 * Every statement of the worker runs on someone else's behalf, and its
 	 * output plugin renders key values: no database or role default may

@@ -1,7 +1,9 @@
 # Nothing goes stale silently: whatever makes the stream incomplete for an
 # index — a rewrite of a table it reads, a table left out of the
 # publication, the publication dropped — has it seeded again (in phase
-# error while the publication does not cover it).  A slot flusso dropped
+# error while the publication does not cover it); an index that waits for
+# the publication costs next to no CPU time while it waits, and is seeded
+# within seconds once the publication covers it.  A slot flusso dropped
 # on purpose is not reported lost, and DROP DATABASE ... WITH (FORCE)
 # succeeds whatever the worker is doing: running a long statement, waiting
 # for a consistent point, waiting for a lock.
@@ -84,6 +86,44 @@ phase_is('authors', 'live', 'and authors');
 is($node->safe_psql('library', q{SELECT doc ->> 'title' FROM flusso_docs.books WHERE id = '1'}),
 	'Le città invisibili', 'with the change it missed');
 verified('after the publication was dropped and provisioned again');
+
+# An index whose table the publication leaves out waits for it, reading
+# the catalog only when it changes, and is seeded as soon as the
+# publication covers the table.
+$node->safe_psql(
+	'library', q{
+	CREATE TABLE shelf (id int PRIMARY KEY, label text NOT NULL);
+	INSERT INTO shelf SELECT i, 'shelf ' || i FROM generate_series(1, 10) i;
+	SELECT flusso_create_index('shelves',
+	  '{"version": 1, "table": "shelf", "fields": [{"keyword": "label", "required": true}]}');});
+ok( $node->poll_query_until(
+		'library', q{SELECT last_error LIKE '%does not publish table public.shelf'
+			FROM flusso_status() WHERE index = 'shelves'}),
+	'an index on a table the publication leaves out waits for it');
+my $worker = $node->safe_psql('library',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'flusso worker' AND datname = 'library'});
+
+# CPU time (user + system, in clock ticks) the worker has used so far
+sub worker_ticks
+{
+	my @fields = split ' ', (slurp_file("/proc/$worker/stat") =~ s/^.*\) //sr);
+	return $fields[11] + $fields[12];
+}
+SKIP:
+{
+	skip 'no /proc to read the worker\'s CPU time from', 1 unless -r "/proc/$worker/stat";
+	my $before = worker_ticks();
+	# a measurement over a window of time, not a wait for a state
+	sleep 10;
+	# polling the catalog four times a second took about 20 ticks (1/100 s)
+	cmp_ok(worker_ticks() - $before, '<', 10, 'waiting costs the worker next to no CPU time');
+}
+my $covered = time;
+$node->safe_psql('library', q{ALTER PUBLICATION flusso ADD TABLE shelf});
+phase_is('shelves', 'live', 'covered by the publication, the index is seeded');
+cmp_ok(time - $covered, '<=', 10, 'within seconds');
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso_docs.shelves}), '10', 'every row has its document');
+$node->safe_psql('library', q{SELECT flusso_drop_index('shelves')});
 
 # A slot dropped on purpose is not a loss.
 $node->safe_psql('library', q{SELECT flusso_drop_index('books'); SELECT flusso_drop_index('authors')});

@@ -1,0 +1,125 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog_watch.c
+ *	  Tells the worker when what it reads from the catalog may have
+ *	  changed, so that an idle worker reads it only then, not on a timer.
+ *
+ * What the worker waits for changes in two ways.  flusso's own tables
+ * (flusso.index, flusso.sink) change only through flusso's SQL functions,
+ * which count the change in the database's shared memory and set the
+ * worker's latch when they commit (common/requests.c).  PostgreSQL's
+ * catalogs (a publication that comes to cover a table, a table or column
+ * that is back, a privilege granted, a documents table dropped or given
+ * to another owner) change through DDL, which sends invalidation messages
+ * when it commits, after the change is visible; the callbacks registered
+ * here count them.  A relcache invalidation comes with every change of a
+ * table, of its columns or privileges, and of a publication's tables; the
+ * syscaches cover what does not send one: publications, schemas, role
+ * memberships, functions and types.  More counts than changes cost only
+ * a catalog look each.
+ *
+ * Another backend's invalidations reach this process only when it reads
+ * the shared invalidation queue, which it does when it starts a
+ * transaction or calls AcceptInvalidationMessages(), and no latch is set
+ * for them.  So catalog_watch_due() reads the queue, which costs a test
+ * of a flag when it is empty; the worker calls it on every turn of its
+ * loop, which the WAL polling wakes anyway.  Outside a transaction the
+ * messages only mark cache entries invalid, as logical decoding has them
+ * do (ReorderBufferImmediateInvalidation), and a process that fell too far
+ * behind gets a reset, which calls every callback.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/inval.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "worker/catalog_watch.h"
+
+/*
+ * The catalog is read at most once a second, however often it changes:
+ * DDL that comes in a stream (temporary tables made and dropped all day)
+ * costs no more than reading it every second did.
+ */
+#define CATALOG_LOOK_MIN_MS 1000
+
+/*
+ * Invalidations seen by this process.  A file variable, not worker state:
+ * callbacks can run as the process exits, after the worker's frame is gone.
+ */
+static uint64 invalidations = 0;
+
+static void
+count_relation(Datum arg, Oid relid)
+{
+	invalidations++;
+}
+
+static void
+count_syscache(Datum arg, int cacheid, uint32 hashvalue)
+{
+	invalidations++;
+}
+
+/* Count invalidations from now on; once per process. */
+void
+catalog_watch_start(void)
+{
+	static const int caches[] = {
+		PUBLICATIONOID, PUBLICATIONRELMAP, PUBLICATIONNAMESPACEMAP,
+		NAMESPACEOID, AUTHMEMMEMROLE, PROCOID, TYPEOID
+	};
+
+	CacheRegisterRelcacheCallback(count_relation, (Datum) 0);
+	for (int i = 0; i < lengthof(caches); i++)
+		CacheRegisterSyscacheCallback(caches[i], count_syscache, (Datum) 0);
+}
+
+/*
+ * A number that grows whenever the catalog the worker reads may have
+ * changed: the invalidations received so far, and the changes flusso's
+ * SQL functions made in entry's database.
+ */
+static uint64
+changes(DatabaseEntry *entry)
+{
+	uint64		requested;
+
+	AcceptInvalidationMessages();
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	requested = entry->catalog_changes;
+	LWLockRelease(flusso_shared->lock);
+	return invalidations + requested;
+}
+
+/* The catalog is being read now: changes counted so far are seen. */
+void
+catalog_watch_reset(CatalogWatch *watch, DatabaseEntry *entry)
+{
+	watch->seen = changes(entry);
+	watch->seen_at = GetCurrentTimestamp();
+}
+
+/*
+ * May the catalog have changed since it was last read, and may it be read
+ * again already?  If so, the caller reads it now.
+ */
+bool
+catalog_watch_due(CatalogWatch *watch, DatabaseEntry *entry)
+{
+	uint64		now_seen = changes(entry);
+	TimestampTz now;
+
+	if (now_seen == watch->seen)
+		return false;
+	now = GetCurrentTimestamp();
+	if (!TimestampDifferenceExceeds(watch->seen_at, now, CATALOG_LOOK_MIN_MS))
+		return false;
+	watch->seen = now_seen;
+	watch->seen_at = now;
+	return true;
+}
