@@ -51,7 +51,10 @@ extern bool engine_index_sinks_current(const EngineIndex *ei);
 extern List *engine_plugin_options(Engine *engine);
 extern Oid	engine_signal_relid(Engine *engine);
 extern void engine_report_phases(Engine *engine);
-extern int64 engine_apply(Engine *engine, ChangeBatch *batch, List **signals);
+extern void engine_resolve_begin(Engine *engine, ChangeBatch *batch);
+extern bool engine_resolve(Engine *engine, ChangeBatch *batch, List **signals);
+extern bool engine_has_owed(Engine *engine);
+extern bool engine_build_owed(Engine *engine, int64 *written);
 extern bool engine_retry_broken(Engine *engine);
 extern bool engine_ships(Engine *engine);
 

@@ -89,6 +89,10 @@ typedef struct WorkerState
 	ChangeBatch *batch;
 	CaptureStream *stream;		/* decoding, once the slot is open */
 	char	   *restart_reason; /* set: compile the indexes again */
+	MemoryContext resolve_context;	/* what resolving a batch keeps */
+	TimestampTz owed_oldest_commit; /* of the changes owed documents */
+	TimestampTz owed_since;		/* documents owed since: built within
+								 * flusso.max_build_delay */
 	TimestampTz catalog_checked_at;
 	TimestampTz seed_waited_at;
 	TimestampTz broken_tried_at;
@@ -180,18 +184,31 @@ maybe_crash_after_flush(void)
 #endif
 }
 
+/* Has the transaction the worker is in run for as long as it may? */
+static bool
+transaction_long(TimestampTz began)
+{
+	return TimestampDifferenceExceeds(began, GetCurrentTimestamp(),
+									  flusso_max_transaction_duration);
+}
+
 /*
- * Apply the batch in one transaction, once every transaction it came from
- * is visible.  False when the extension was dropped meanwhile.
+ * Resolve the batch into the documents each index owes, once every
+ * transaction it came from is visible, and act on the signals it ended
+ * with.  A large batch is resolved in several transactions, none longer
+ * than flusso.max_transaction_duration (but for one part of KEY_SET_LIMIT
+ * keys): nothing is confirmed before the documents are written, so a
+ * crash resolves it again.  False when the extension was dropped
+ * meanwhile.
  */
 static bool
-apply_batch(WorkerState *ws)
+resolve_batch(WorkerState *ws)
 {
 	int			nxids;
 	TransactionId *xids = batch_xids(ws->batch, &nxids);
 	ThinChange	change;
-	int64		applied;
 	List	   *signals = NIL;
+	TimestampTz began = GetCurrentTimestamp();
 
 	if (!xact_begin(true, xids, nxids))
 		return false;
@@ -205,20 +222,77 @@ apply_batch(WorkerState *ws)
 				capture_log_write(&change);
 		}
 	}
-	applied = engine_apply(ws->engine, ws->batch, &signals);
+	/* the signals outlive the transactions the batch is resolved in */
+	MemoryContextReset(ws->resolve_context);
+	MemoryContextSwitchTo(ws->resolve_context);
+	engine_resolve_begin(ws->engine, ws->batch);
+	while (engine_resolve(ws->engine, ws->batch, &signals))
+	{
+		if (!transaction_long(began))
+			continue;
+		SPI_finish();
+		xact_commit();
+		if (!xact_begin(true, NULL, 0))
+			return false;
+		SPI_connect();
+		began = GetCurrentTimestamp();
+	}
 	/* a table was rewritten: its columns may read differently now */
 	if (seed_handle_signals(ws->engine, &ws->seed, signals))
 		ws->restart_reason = "a table an index reads was rewritten";
 	SPI_finish();
 	xact_commit();
-	maybe_crash_after_flush();
 
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	ws->entry->changes_captured += ws->batch->nreceived;
-	ws->entry->documents_written += applied;
 	ws->entry->batches++;
 	LWLockRelease(flusso_shared->lock);
 	return true;
+}
+
+/*
+ * Build and write the documents the indexes owe, a slice at a time, in
+ * transactions none longer than flusso.max_transaction_duration (but for
+ * one slice).  False when the extension was dropped meanwhile.
+ */
+static bool
+build_owed(WorkerState *ws)
+{
+	bool		owed = true;
+
+	while (owed)
+	{
+		TimestampTz began = GetCurrentTimestamp();
+		int64		written = 0;
+
+		if (!xact_begin(true, NULL, 0))
+			return false;
+		do
+			owed = engine_build_owed(ws->engine, &written);
+		while (owed && !transaction_long(began));
+		xact_commit();
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		ws->entry->documents_written += written;
+		LWLockRelease(flusso_shared->lock);
+	}
+	maybe_crash_after_flush();
+	return true;
+}
+
+/*
+ * Build what the indexes owe now?  When the worker has read all the WAL
+ * flushed (it is not behind, or no longer), or has owed documents for
+ * flusso.max_build_delay: until then a worker that is behind resolves
+ * batch after batch, and a document changed in many of them is built once.
+ */
+static bool
+build_due(WorkerState *ws, bool behind)
+{
+	if (!engine_has_owed(ws->engine))
+		return false;
+	return !behind || ws->owed_since == 0 ||
+		TimestampDifferenceExceeds(ws->owed_since, GetCurrentTimestamp(),
+								   flusso_max_build_delay);
 }
 
 /*
@@ -235,7 +309,9 @@ publish_progress(WorkerState *ws, bool caught_up)
 
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	entry->confirmed_lsn = ws->stream->confirmed;
-	entry->oldest_unapplied = ws->batch->oldest_commit;
+	/* the oldest commit whose documents are not written */
+	entry->oldest_unapplied = ws->owed_oldest_commit != 0 ? ws->owed_oldest_commit
+		: ws->batch->oldest_commit;
 	entry->caught_up = caught_up;
 	if (caught_up)
 	{
@@ -408,6 +484,8 @@ start_up(WorkerState *ws)
 	seed_forget_watermarks();
 
 	ws->batch = batch_create(ws->context, (Size) flusso_work_mem * 1024);
+	ws->resolve_context = AllocSetContextCreate(ws->context, "flusso resolve",
+												ALLOCSET_DEFAULT_SIZES);
 	ws->batch->signal_relid = engine_signal_relid(ws->engine);
 	ws->stream = cdc_open(ws->slot_name, engine_plugin_options(ws->engine), ws->batch);
 	set_state(ws->entry, "streaming");
@@ -503,15 +581,37 @@ run(WorkerState *ws)
 			if ((exit = next_exit(ws, true)) != WORKER_GOES_ON)
 				break;
 			publish_progress(ws, false);
-			if (!apply_batch(ws))
+			if (!resolve_batch(ws))
 			{
 				exit = WORKER_EXTENSION_GONE;
 				break;
 			}
+			if (engine_has_owed(ws->engine))
+			{
+				if (ws->owed_since == 0)
+					ws->owed_since = GetCurrentTimestamp();
+				if (ws->owed_oldest_commit == 0 ||
+					ws->batch->oldest_commit < ws->owed_oldest_commit)
+					ws->owed_oldest_commit = ws->batch->oldest_commit;
+			}
 			batch_reset(ws->batch);
 		}
-		cdc_confirm(ws->stream, cdc_position(ws->stream), flusso_slot_save_interval);
-		publish_progress(ws, !more);
+		if (build_due(ws, more))
+		{
+			if (!build_owed(ws))
+			{
+				exit = WORKER_EXTENSION_GONE;
+				break;
+			}
+			ws->owed_since = 0;
+			ws->owed_oldest_commit = 0;
+		}
+		/* past changes whose documents are written, and no further */
+		if (!engine_has_owed(ws->engine))
+			cdc_confirm(ws->stream, cdc_position(ws->stream), flusso_slot_save_interval);
+		else
+			cdc_confirm(ws->stream, ws->stream->confirmed, flusso_slot_save_interval);
+		publish_progress(ws, !more && !engine_has_owed(ws->engine));
 
 		/* a seed ready for its next step does not wait */
 		if (!more && !seed_due(ws))
