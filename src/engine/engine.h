@@ -44,6 +44,9 @@ typedef struct Signal
 	XLogRecPtr	lsn;			/* the commit that inserted the row */
 } Signal;
 
+/* documents built and written by one statement, at most */
+#define ENGINE_BUILD_SLICE 20000
+
 /* the worker's verbs (engine.c) */
 extern Engine *engine_load(const char *publication);
 extern bool engine_is_current(Engine *engine);
@@ -54,7 +57,7 @@ extern void engine_report_phases(Engine *engine);
 extern void engine_resolve_begin(Engine *engine, ChangeBatch *batch);
 extern bool engine_resolve(Engine *engine, ChangeBatch *batch, List **signals);
 extern bool engine_has_owed(Engine *engine);
-extern bool engine_build_owed(Engine *engine, int64 *written);
+extern bool engine_build_owed(Engine *engine, int max_keys, int64 *written);
 extern bool engine_retry_broken(Engine *engine);
 extern bool engine_ships(Engine *engine);
 

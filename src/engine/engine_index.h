@@ -53,9 +53,6 @@ struct Engine
 	EngineIndex *building;		/* whose owed documents are being read */
 };
 
-/* documents built and written by one statement */
-#define ENGINE_BUILD_SLICE 20000
-
 extern int64 engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 								Datum **parts, Datum *ids, int n);
 

@@ -124,13 +124,13 @@ engine_has_owed(Engine *engine)
 }
 
 /*
- * Build and write the next slice of the documents an index owes, in the
- * caller's transaction, adding to *written.  True while documents are
- * owed.  An index that failed forgets what it owed: it is seeded again
- * once it builds.
+ * Build and write the next slice of up to max_keys documents an index
+ * owes (at most ENGINE_BUILD_SLICE), in the caller's transaction, adding
+ * to *written.  True while documents are owed.  An index that failed
+ * forgets what it owed: it is seeded again once it builds.
  */
 bool
-engine_build_owed(Engine *engine, int64 *written)
+engine_build_owed(Engine *engine, int max_keys, int64 *written)
 {
 	EngineIndex *ei = NULL;
 	OwedSlice	slice;
@@ -168,7 +168,8 @@ engine_build_owed(Engine *engine, int64 *written)
 		slice.parts[k] = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
 	slice.ids = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
 	slice.n = 0;
-	while (slice.n < ENGINE_BUILD_SLICE && (id = pending_next(ei->pending)) != NULL)
+	max_keys = Min(Max(max_keys, 1), ENGINE_BUILD_SLICE);
+	while (slice.n < max_keys && (id = pending_next(ei->pending)) != NULL)
 	{
 		char	   *parts[INDEX_MAX_KEYS];
 
@@ -180,7 +181,7 @@ engine_build_owed(Engine *engine, int64 *written)
 			slice.parts[k][slice.n] = CStringGetTextDatum(parts[k]);
 		slice.n++;
 	}
-	if (slice.n < ENGINE_BUILD_SLICE)
+	if (slice.n < max_keys)
 	{
 		/* every document was handed out: this slice is the last */
 		pending_reset(ei->pending);

@@ -91,6 +91,7 @@ typedef struct WorkerState
 	char	   *restart_reason; /* set: compile the indexes again */
 	MemoryContext resolve_context;	/* what resolving a batch keeps */
 	TimestampTz owed_oldest_commit; /* of the changes owed documents */
+	int			slice_size;		/* documents built by one statement */
 	TimestampTz owed_since;		/* documents owed since: built within
 								 * flusso.max_build_delay */
 	TimestampTz catalog_checked_at;
@@ -184,12 +185,16 @@ maybe_crash_after_flush(void)
 #endif
 }
 
-/* Has the transaction the worker is in run for as long as it may? */
+/*
+ * Would one more step of about step_ms, in a transaction begun at began,
+ * make it last longer than flusso.max_transaction_duration?
+ */
 static bool
-transaction_long(TimestampTz began)
+transaction_full(TimestampTz began, long step_ms)
 {
-	return TimestampDifferenceExceeds(began, GetCurrentTimestamp(),
-									  flusso_max_transaction_duration);
+	long		elapsed = TimestampDifferenceMilliseconds(began, GetCurrentTimestamp());
+
+	return elapsed + step_ms > flusso_max_transaction_duration;
 }
 
 /*
@@ -226,9 +231,13 @@ resolve_batch(WorkerState *ws)
 	MemoryContextReset(ws->resolve_context);
 	MemoryContextSwitchTo(ws->resolve_context);
 	engine_resolve_begin(ws->engine, ws->batch);
-	while (engine_resolve(ws->engine, ws->batch, &signals))
+	for (;;)
 	{
-		if (!transaction_long(began))
+		TimestampTz step = GetCurrentTimestamp();
+
+		if (!engine_resolve(ws->engine, ws->batch, &signals))
+			break;
+		if (!transaction_full(began, TimestampDifferenceMilliseconds(step, GetCurrentTimestamp())))
 			continue;
 		SPI_finish();
 		xact_commit();
@@ -252,13 +261,18 @@ resolve_batch(WorkerState *ws)
 
 /*
  * Build and write the documents the indexes owe, a slice at a time, in
- * transactions none longer than flusso.max_transaction_duration (but for
- * one slice).  False when the extension was dropped meanwhile.
+ * transactions that commit before the next slice would make them last
+ * longer than flusso.max_transaction_duration.  A slice is as many
+ * documents as take about a quarter of that: it halves when one takes
+ * more than half of it, and doubles, up to ENGINE_BUILD_SLICE, when one
+ * takes less than a tenth.  False when the extension was dropped
+ * meanwhile.
  */
 static bool
 build_owed(WorkerState *ws)
 {
 	bool		owed = true;
+	long		step_ms = 0;
 
 	while (owed)
 	{
@@ -268,8 +282,17 @@ build_owed(WorkerState *ws)
 		if (!xact_begin(true, NULL, 0))
 			return false;
 		do
-			owed = engine_build_owed(ws->engine, &written);
-		while (owed && !transaction_long(began));
+		{
+			TimestampTz step = GetCurrentTimestamp();
+
+			owed = engine_build_owed(ws->engine, ws->slice_size, &written);
+			step_ms = TimestampDifferenceMilliseconds(step, GetCurrentTimestamp());
+			if (step_ms > flusso_max_transaction_duration / 2 && ws->slice_size > 100)
+				ws->slice_size /= 2;
+			else if (step_ms < flusso_max_transaction_duration / 10 &&
+					 ws->slice_size < ENGINE_BUILD_SLICE)
+				ws->slice_size = Min(ws->slice_size * 2, ENGINE_BUILD_SLICE);
+		} while (owed && !transaction_full(began, step_ms));
 		xact_commit();
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		ws->entry->documents_written += written;
@@ -486,6 +509,7 @@ start_up(WorkerState *ws)
 	ws->batch = batch_create(ws->context, (Size) flusso_work_mem * 1024);
 	ws->resolve_context = AllocSetContextCreate(ws->context, "flusso resolve",
 												ALLOCSET_DEFAULT_SIZES);
+	ws->slice_size = ENGINE_BUILD_SLICE;
 	ws->batch->signal_relid = engine_signal_relid(ws->engine);
 	ws->stream = cdc_open(ws->slot_name, engine_plugin_options(ws->engine), ws->batch);
 	set_state(ws->entry, "streaming");
