@@ -123,6 +123,23 @@ engine_has_owed(Engine *engine)
 	return false;
 }
 
+/* How many documents the indexes owe, at most (repeats counted). */
+int64
+engine_owed_count(Engine *engine)
+{
+	ListCell   *lc;
+	int64		n = 0;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (ei->pending)
+			n += pending_added(ei->pending);
+	}
+	return n;
+}
+
 /*
  * Build and write the next slice of up to max_keys documents an index
  * owes (at most ENGINE_BUILD_SLICE), in the caller's transaction, adding

@@ -273,6 +273,9 @@ build_owed(WorkerState *ws)
 {
 	bool		owed = true;
 	long		step_ms = 0;
+	int64		owed_before = engine_owed_count(ws->engine);
+	TimestampTz started = GetCurrentTimestamp();
+	long		took_ms;
 
 	while (owed)
 	{
@@ -298,6 +301,11 @@ build_owed(WorkerState *ws)
 		ws->entry->documents_written += written;
 		LWLockRelease(flusso_shared->lock);
 	}
+	took_ms = TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	ws->entry->build_rate = (double) owed_before * 1000.0 / Max(took_ms, 1);
+	ws->entry->documents_owed = 0;
+	LWLockRelease(flusso_shared->lock);
 	maybe_crash_after_flush();
 	return true;
 }
@@ -336,13 +344,15 @@ publish_progress(WorkerState *ws, bool caught_up)
 	entry->oldest_unapplied = ws->owed_oldest_commit != 0 ? ws->owed_oldest_commit
 		: ws->batch->oldest_commit;
 	entry->caught_up = caught_up;
+	entry->resolved_lsn = cdc_position(ws->stream);
+	entry->documents_owed = engine_owed_count(ws->engine);
 	if (caught_up)
 	{
 		entry->caught_up_at = now;
-		rate_restart(&entry->confirm_rate, now, entry->confirmed_lsn);
+		rate_restart(&entry->resolve_rate, now, entry->resolved_lsn);
 	}
 	else
-		rate_note(&entry->confirm_rate, now, entry->confirmed_lsn);
+		rate_note(&entry->resolve_rate, now, entry->resolved_lsn);
 	LWLockRelease(flusso_shared->lock);
 }
 
@@ -669,7 +679,8 @@ flusso_worker_main(Datum arg)
 	ws.entry->drop_requested = false;
 	ws.entry->no_worker_slot = false;
 	ws.entry->caught_up = false;
-	ws.entry->confirm_rate.nsamples = 0;	/* measured anew */
+	ws.entry->resolve_rate.nsamples = 0;	/* measured anew */
+	ws.entry->build_rate = 0;
 	strlcpy(ws.entry->state, "starting", sizeof(ws.entry->state));
 	LWLockRelease(flusso_shared->lock);
 	before_shmem_exit(forget_worker, (Datum) 0);
