@@ -32,6 +32,8 @@ int			flusso_naptime = 100;
 int			flusso_slot_save_interval = 1000;
 int			flusso_snapshot_chunk_size = 10000;
 int			flusso_work_mem = 65536;
+int			flusso_max_build_delay = 10000;
+int			flusso_max_transaction_duration = 2000;
 bool		flusso_capture_log = false;
 #ifdef FLUSSO_TEST_HOOKS
 char	   *flusso_test_crash_file = NULL;
@@ -75,6 +77,16 @@ define_settings(void)
 							"Memory a batch of changes may use before spilling to disk.",
 							NULL, &flusso_work_mem, 65536, 64, INT_MAX / 1024,
 							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.max_build_delay",
+							"Longest time a worker that is behind resolves changes before it builds their documents.",
+							"Until it reaches the end of the flushed WAL or this delay, a worker that is behind builds each document its changes touch once.",
+							&flusso_max_build_delay, 10000, 0, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.max_transaction_duration",
+							"Longest a transaction of the worker runs before it commits and goes on in another.",
+							"The slot is confirmed once the last of them commits; a statement is never cut.",
+							&flusso_max_transaction_duration, 2000, 100, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flusso.capture_log",
 							 "Record every applied change in flusso.capture_log (diagnostics and tests).",
 							 NULL, &flusso_capture_log, false,

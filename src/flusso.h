@@ -17,6 +17,8 @@ extern int	flusso_naptime;
 extern int	flusso_slot_save_interval;
 extern int	flusso_snapshot_chunk_size;
 extern int	flusso_work_mem;
+extern int	flusso_max_build_delay;
+extern int	flusso_max_transaction_duration;
 extern bool flusso_capture_log;
 #ifdef FLUSSO_TEST_HOOKS
 extern char *flusso_test_crash_file;

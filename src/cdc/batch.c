@@ -155,9 +155,15 @@ batch_is_empty(const ChangeBatch *batch)
 	return batch->nreceived == 0;
 }
 
+/*
+ * Start reading the batch from its first change.  No change is added once
+ * it is read: the set is frozen, so that a scan may span the transactions
+ * a batch is applied in.
+ */
 void
 batch_begin_scan(ChangeBatch *batch)
 {
+	hash_freeze(batch->records);
 	hash_seq_init(&batch->scan, batch->records);
 	batch->scanning_memory = true;
 	batch->spill_read = 0;

@@ -84,7 +84,10 @@ typedef struct DatabaseEntry
 	TimestampTz oldest_unapplied; /* commit time, 0 when all applied */
 	bool		caught_up;		/* the last turn read all WAL flushed */
 	TimestampTz caught_up_at;	/* when it ended */
-	RateWindow	confirm_rate;	/* WAL confirmed since it was last */
+	XLogRecPtr	resolved_lsn;	/* WAL read and resolved into documents owed */
+	RateWindow	resolve_rate;	/* of resolved_lsn, since it was last caught up */
+	int64		documents_owed; /* resolved, not built yet (repeats counted) */
+	double		build_rate;		/* documents built a second, last time */
 	int64		changes_captured;
 	int64		documents_written;
 	int64		batches;

@@ -27,12 +27,29 @@
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "utils/inval.h"
 #include "utils/snapmgr.h"
 
 #include "common/xact.h"
 
 /* the decoding flag was set, and is to be set again after the transaction */
 static bool decoding_flag_cleared = false;
+
+/* decoding ran since the last transaction began: the caches hold the past */
+static bool caches_from_history = false;
+
+/*
+ * Decoding looks the catalog up as it was when each change was made, and
+ * leaves what it read in this process's caches: a relation's entry may
+ * name a file a later TRUNCATE replaced, whose invalidation this process
+ * had already taken in before.  The next transaction starts from clean
+ * caches.
+ */
+void
+xact_note_decoding(void)
+{
+	caches_from_history = true;
+}
 
 /* Set or clear this process's PROC_IN_LOGICAL_DECODING. */
 static void
@@ -81,6 +98,11 @@ xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 	leave_decoding();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	if (caches_from_history)
+	{
+		InvalidateSystemCaches();
+		caches_from_history = false;
+	}
 	if (lock_extension)
 	{
 		Oid			extension = get_extension_oid("flusso", true);

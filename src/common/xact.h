@@ -12,5 +12,6 @@
 
 extern bool xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait);
 extern void xact_commit(void);
+extern void xact_note_decoding(void);
 
 #endif							/* FLUSSO_COMMON_XACT_H */

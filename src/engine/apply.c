@@ -36,6 +36,7 @@
 #include "document/docid.h"
 #include "document/session.h"
 #include "engine/engine_index.h"
+#include "engine/pending.h"
 #include "engine/strikes.h"
 
 /*
@@ -183,75 +184,18 @@ run_text_query(const char *sql, List *inputs)
 	return out;
 }
 
-/* documents built and written by one statement */
-#define BUILD_SLICE 20000
-
 /*
- * One statement builds the documents of n keys (their parts, one array per
- * key column, and their ids), upserts those that built and changed, and
- * deletes those that built nothing; the ids are queued for the sinks that
- * ship later.  Returns the documents written and queued.
+ * Walk the rules' values up to root keys, add every key of a table
+ * truncated, and empty the documents of a root truncated: what the
+ * chunk's changes resolve to is then in st->keys.  Under the index's build
+ * session, with SPI connected.
  */
-static int64
-write_slice(ApplyState *st, Datum **parts, Datum *ids, int n)
-{
-	EngineIndex *ei = st->ei;
-	DocumentQuery *q = ei->query;
-	int			nkeys = q->nkeys;
-	int			nargs = q->nparams + nkeys + 1;
-	Datum	   *values = palloc(sizeof(Datum) * nargs);
-	Oid		   *types = palloc(sizeof(Oid) * nargs);
-	bool		isnull;
-	int64		written;
-
-	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
-	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + nkeys));
-	for (int k = 0; k < nkeys; k++)
-		values[q->nparams + k] = PointerGetDatum(construct_array(parts[k], n, TEXTOID,
-																 -1, false, TYPALIGN_INT));
-	values[q->nparams + nkeys] = PointerGetDatum(construct_array(ids, n, TEXTOID,
-																 -1, false, TYPALIGN_INT));
-	types[q->nparams + nkeys] = TEXTARRAYOID;
-	if (SPI_execute_with_args(ei->apply_sql[st->target], nargs, types, values,
-							  NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
-	written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_freetuptable(SPI_tuptable);
-	written += sink_queue(ei->sink, st->target, values[q->nparams + nkeys], st->version);
-	for (int k = 0; k < nkeys; k++)
-		pfree(DatumGetPointer(values[q->nparams + k]));
-	pfree(DatumGetPointer(values[q->nparams + nkeys]));
-	for (int i = 0; i < n; i++)
-	{
-		pfree(DatumGetPointer(ids[i]));
-		for (int k = 0; k < nkeys; k++)
-			pfree(DatumGetPointer(parts[k][i]));
-	}
-	return written;
-}
-
-/* Resolve, build and write one index; runs in a subtransaction. */
 static void
-apply_index(void *arg)
+resolve_keys(ApplyState *st)
 {
-	ApplyState *st = arg;
 	EngineIndex *ei = st->ei;
-	BuildSession session;
-	HASH_SEQ_STATUS scan;
-	PendingKey *key;
-	int			nkeys = ei->resolver->nkeys;
-	Datum	  **parts = palloc(sizeof(Datum *) * nkeys);
-	Datum	   *ids = palloc(sizeof(Datum) * BUILD_SLICE);
 	ListCell   *lc;
 	int			r = 0;
-
-	for (int k = 0; k < nkeys; k++)
-		parts[k] = palloc(sizeof(Datum) * BUILD_SLICE);
-	st->written = 0;
-	/* before any value of the stream is used: may the owner read them? */
-	check_index_readable(ei->reads, ei->index->owner);
-	doc_session_begin(&session, ei->index->owner);
-	SPI_connect();
 
 	foreach(lc, ei->resolver->rules)
 	{
@@ -286,6 +230,29 @@ apply_index(void *arg)
 	}
 	if (st->truncate_root)
 		sink_truncate(ei->sink, st->target, st->version);
+}
+
+/* Resolve, build and write one index (a seed's chunk); in a subtransaction. */
+static void
+apply_index(void *arg)
+{
+	ApplyState *st = arg;
+	EngineIndex *ei = st->ei;
+	BuildSession session;
+	HASH_SEQ_STATUS scan;
+	PendingKey *key;
+	int			nkeys = ei->resolver->nkeys;
+	Datum	  **parts = palloc(sizeof(Datum *) * nkeys);
+	Datum	   *ids = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
+
+	for (int k = 0; k < nkeys; k++)
+		parts[k] = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
+	st->written = 0;
+	/* before any value of the stream is used: may the owner read them? */
+	check_index_readable(ei->reads, ei->index->owner);
+	doc_session_begin(&session, ei->index->owner);
+	SPI_connect();
+	resolve_keys(st);
 
 	/* build and write the set a slice at a time: statements stay small */
 	hash_seq_init(&scan, st->keys);
@@ -293,7 +260,7 @@ apply_index(void *arg)
 	{
 		int			n = 0;
 
-		while (n < BUILD_SLICE && (key = hash_seq_search(&scan)) != NULL)
+		while (n < ENGINE_BUILD_SLICE && (key = hash_seq_search(&scan)) != NULL)
 		{
 			ids[n] = CStringGetTextDatum(key->id);
 			for (int k = 0; k < nkeys; k++)
@@ -302,12 +269,36 @@ apply_index(void *arg)
 		}
 		if (n == 0)
 			break;
-		st->written += write_slice(st, parts, ids, n);
-		if (n < BUILD_SLICE)
+		st->written += engine_write_slice(ei, st->target, st->version, parts, ids, n);
+		if (n < ENGINE_BUILD_SLICE)
 			break;
 	}
 	SPI_finish();
 	doc_session_end(&session);
+}
+
+/*
+ * Resolve one index's changes and add the keys to the documents it owes,
+ * built later by engine_build_pending(); in a subtransaction.
+ */
+static void
+resolve_index(void *arg)
+{
+	ApplyState *st = arg;
+	EngineIndex *ei = st->ei;
+	BuildSession session;
+	HASH_SEQ_STATUS scan;
+	PendingKey *key;
+
+	check_index_readable(ei->reads, ei->index->owner);
+	doc_session_begin(&session, ei->index->owner);
+	SPI_connect();
+	resolve_keys(st);
+	SPI_finish();
+	doc_session_end(&session);
+	hash_seq_init(&scan, st->keys);
+	while ((key = hash_seq_search(&scan)) != NULL)
+		pending_add(ei->pending, key->id);
 }
 
 /*
@@ -382,8 +373,13 @@ has_work(const ApplyState *st)
 	return false;
 }
 
+/*
+ * Resolve what the chunk's changes did to each index, and build the
+ * documents now (a seed's chunk) or add them to those it owes (live
+ * changes).  Returns the documents written.
+ */
 static int64
-finish_chunk(List *states)
+finish_chunk(List *states, bool build_now)
 {
 	ListCell   *lc;
 	int64		written = 0;
@@ -394,7 +390,7 @@ finish_chunk(List *states)
 
 		if (st->ei->broken || !has_work(st))
 			continue;
-		if (engine_attempt(st->ei, NULL, apply_index, st))
+		if (engine_attempt(st->ei, NULL, build_now ? apply_index : resolve_index, st))
 		{
 			/* committed with the caller's transaction, or the worker dies */
 			strikes_progressed(st->ei->index->name);
@@ -414,7 +410,7 @@ finish_chunk(List *states)
 #define KEY_SET_LIMIT 200000
 
 static int64
-pending(List *states)
+resolved_count(List *states)
 {
 	ListCell   *lc;
 	int64		n = 0;
@@ -504,68 +500,74 @@ coverage_signals(Engine *engine, const ThinChange *change, List *signals)
 }
 
 /*
- * Apply a batch to every index; the caller's transaction commits it.
- * Changes are resolved into a deduplicated set of keys per index, which is
- * built and written once it holds KEY_SET_LIMIT keys (or the batch ends), so
- * that a document changed many times in a batch is built once, and a batch
- * of any size is applied in bounded memory.  Rows inserted into
- * flusso.signal are appended to *signals, in the caller's memory context.
- * Returns the documents written or deleted.
+ * Start resolving a batch: engine_resolve() then takes it a part at a
+ * time.  The documents it owes are built after its last commit.
  */
-int64
-engine_apply(Engine *engine, ChangeBatch *batch, List **signals)
+void
+engine_resolve_begin(Engine *engine, ChangeBatch *batch)
+{
+	batch_begin_scan(batch);
+	engine->owed_version = batch->last_commit_end;
+}
+
+/*
+ * Resolve the next part of a batch, in the caller's transaction: its
+ * changes become the keys of the documents each index owes (a set of up to
+ * KEY_SET_LIMIT keys at a time, so that a batch of any size is resolved in
+ * bounded memory), built by engine_build_pending() once the worker chooses
+ * to.  A root TRUNCATE empties the index now, in stream order.  Rows
+ * inserted into flusso.signal, and the tables the stream says were
+ * rewritten or not covered, are appended to *signals, in the caller's
+ * memory context.  True while the batch has more.
+ */
+bool
+engine_resolve(Engine *engine, ChangeBatch *batch, List **signals)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext chunk_context = AllocSetContextCreate(CurrentMemoryContext,
-														"flusso apply chunk",
+														"flusso resolve chunk",
 														ALLOCSET_DEFAULT_SIZES);
-	int64		written = 0;
-	bool		more = true;
+	List	   *states;
+	ThinChange	change;
+	int			n = 0;
+	bool		more;
+	ListCell   *lc;
 
-	batch_begin_scan(batch);
-	while (more)
+	MemoryContextSwitchTo(chunk_context);
+	states = start_chunk(engine->indexes, SINK_CURRENT, engine->owed_version);
+	while ((more = batch_next(batch, &change)))
 	{
-		MemoryContext old = MemoryContextSwitchTo(chunk_context);
-		List	   *states = start_chunk(engine->indexes, SINK_CURRENT, batch->last_commit_end);
-		ThinChange	change;
-		int			n = 0;
-		ListCell   *lc;
-
-		while ((more = batch_next(batch, &change)))
+		if (change.relid == engine->signal_relid ||
+			change.op == THIN_REWRITE || change.op == THIN_UNCOVERED)
 		{
-			if (change.relid == engine->signal_relid ||
-				change.op == THIN_REWRITE || change.op == THIN_UNCOVERED)
+			MemoryContextSwitchTo(caller);
+			if (change.relid == engine->signal_relid)
 			{
-				MemoryContextSwitchTo(caller);
-				if (change.relid == engine->signal_relid)
-				{
-					Signal	   *signal = read_signal(engine, &change);
+				Signal	   *signal = read_signal(engine, &change);
 
-					if (signal)
-						*signals = lappend(*signals, signal);
-				}
-				else
-					*signals = coverage_signals(engine, &change, *signals);
-				MemoryContextSwitchTo(chunk_context);
-				continue;
+				if (signal)
+					*signals = lappend(*signals, signal);
 			}
-			foreach(lc, states)
-			{
-				ApplyState *st = lfirst(lc);
-
-				if (!st->ei->broken)
-					collect(st, &change);
-			}
-			/* counting is not free: look every thousand changes */
-			if (++n % 1000 == 0 && pending(states) >= KEY_SET_LIMIT)
-				break;
+			else
+				*signals = coverage_signals(engine, &change, *signals);
+			MemoryContextSwitchTo(chunk_context);
+			continue;
 		}
-		written += finish_chunk(states);
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(chunk_context);
+		foreach(lc, states)
+		{
+			ApplyState *st = lfirst(lc);
+
+			if (!st->ei->broken)
+				collect(st, &change);
+		}
+		/* counting is not free: look every thousand changes */
+		if (++n % 1000 == 0 && resolved_count(states) >= KEY_SET_LIMIT)
+			break;
 	}
+	(void) finish_chunk(states, false);
+	MemoryContextSwitchTo(caller);
 	MemoryContextDelete(chunk_context);
-	return written;
+	return more;
 }
 
 /*
@@ -585,7 +587,7 @@ engine_build(EngineIndex *ei, List *keys, XLogRecPtr version, int64 *written)
 
 	foreach(lc, keys)
 		add_key(linitial(states), lfirst(lc));
-	*written = finish_chunk(states);
+	*written = finish_chunk(states, true);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(context);
 	return !ei->broken;

@@ -44,6 +44,7 @@
 #include "index/access.h"
 #include "sink/sink.h"
 #include "engine/engine_index.h"
+#include "engine/pending.h"
 #include "common/shared.h"
 #include "engine/strikes.h"
 
@@ -270,6 +271,12 @@ engine_load(const char *publication)
 		engine->indexes = lappend(engine->indexes, ei);
 	}
 	engine->plugin_options = cdc_plugin_options(publication, specs);
+	/* flusso.work_mem bounds what the indexes owe, together */
+	foreach(lc, engine->indexes)
+		((EngineIndex *) lfirst(lc))->pending =
+			pending_create(CurrentMemoryContext,
+						   Max((Size) flusso_work_mem * 1024 / list_length(engine->indexes),
+							   (Size) 1024 * 1024));
 	return engine;
 }
 

@@ -44,6 +44,9 @@ typedef struct Signal
 	XLogRecPtr	lsn;			/* the commit that inserted the row */
 } Signal;
 
+/* documents built and written by one statement, at most */
+#define ENGINE_BUILD_SLICE 20000
+
 /* the worker's verbs (engine.c) */
 extern Engine *engine_load(const char *publication);
 extern bool engine_is_current(Engine *engine);
@@ -51,7 +54,11 @@ extern bool engine_index_sinks_current(const EngineIndex *ei);
 extern List *engine_plugin_options(Engine *engine);
 extern Oid	engine_signal_relid(Engine *engine);
 extern void engine_report_phases(Engine *engine);
-extern int64 engine_apply(Engine *engine, ChangeBatch *batch, List **signals);
+extern void engine_resolve_begin(Engine *engine, ChangeBatch *batch);
+extern bool engine_resolve(Engine *engine, ChangeBatch *batch, List **signals);
+extern bool engine_has_owed(Engine *engine);
+extern int64 engine_owed_count(Engine *engine);
+extern bool engine_build_owed(Engine *engine, int max_keys, int64 *written);
 extern bool engine_any_broken(Engine *engine);
 extern bool engine_retry_broken(Engine *engine);
 extern bool engine_ships(Engine *engine);

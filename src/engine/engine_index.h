@@ -37,6 +37,9 @@ struct EngineIndex
 	bool		capture;
 	List	   *captured;
 	MemoryContext capture_context;
+
+	/* the documents its changes resolved to, not built yet */
+	struct PendingKeys *pending;
 };
 
 struct Engine
@@ -46,6 +49,11 @@ struct Engine
 	List	   *plugin_options; /* DefElem: the columns each table must emit */
 	Oid			signal_relid;	/* flusso.signal */
 	bool		ships;			/* an index has an OpenSearch sink */
+	XLogRecPtr	owed_version;	/* owed documents are built after it */
+	EngineIndex *building;		/* whose owed documents are being read */
 };
+
+extern int64 engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
+								Datum **parts, Datum *ids, int n);
 
 #endif							/* FLUSSO_ENGINE_ENGINE_INDEX_H */

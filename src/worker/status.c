@@ -9,9 +9,11 @@
  *	  shipped and last failed at, from shared memory.
  *
  * The time to catch up (eta_seconds) is estimated from the recent rate
- * (common/rate.c): for the stream, the WAL bytes left over the bytes
- * confirmed per second since the worker was last caught up (at most about
- * a minute back), 0 while it is; for a seed, the root rows left over the
+ * (common/rate.c): for the stream, the WAL bytes left to read over the
+ * bytes the worker read and resolved per second since it was last caught
+ * up (at most about a minute back), plus the documents it owes over the
+ * documents it built per second last time, 0 while it is caught up; for a
+ * seed, the root rows left over the
  * rows read per second over the last minute of the seed; for shipping
  * (ship_eta_seconds), the documents queued over the documents shipped per
  * second over the last minute.  Each assumes that no more work arrives
@@ -141,16 +143,18 @@ slot_confirmed(const char *slot_name)
 }
 
 /*
- * Seconds until the worker has applied the WAL flushed so far, at the rate
- * it confirmed WAL since it was last caught up; 0 when it is (it read all
- * flushed WAL on its last turn, and turns at least every naptime), -1
- * when unknown.
+ * Seconds until the worker has applied the WAL flushed so far: the WAL it
+ * has still to read and resolve, at the rate it resolved WAL since it was
+ * last caught up, then the documents it owes, at the rate it built them
+ * last time; 0 when it is caught up (it read all flushed WAL on its last
+ * turn and owes nothing, and turns at least every naptime), -1 when
+ * unknown.
  */
 static double
 stream_eta(const DatabaseEntry *db, XLogRecPtr confirmed, XLogRecPtr flushed,
 		   TimestampTz now)
 {
-	double		rate;
+	double		eta = 0;
 
 	if (XLogRecPtrIsInvalid(confirmed))
 		return -1;
@@ -161,8 +165,21 @@ stream_eta(const DatabaseEntry *db, XLogRecPtr confirmed, XLogRecPtr flushed,
 	if (db->caught_up &&
 		now - db->caught_up_at <= (int64) flusso_naptime * 1000 + USECS_PER_SEC)
 		return 0;
-	rate = rate_per_second(&db->confirm_rate, now, confirmed);
-	return rate > 0 ? (double) (flushed - confirmed) / rate : -1;
+	if (flushed > db->resolved_lsn)
+	{
+		double		rate = rate_per_second(&db->resolve_rate, now, db->resolved_lsn);
+
+		if (rate <= 0)
+			return -1;
+		eta += (double) (flushed - db->resolved_lsn) / rate;
+	}
+	if (db->documents_owed > 0)
+	{
+		if (db->build_rate <= 0)
+			return -1;
+		eta += (double) db->documents_owed / db->build_rate;
+	}
+	return eta;
 }
 
 /* Seconds until a seed has read its estimated rows; -1 when unknown. */

@@ -97,6 +97,11 @@ typedef struct WorkerState
 	char	   *restart_reason; /* set: compile the indexes again */
 	CatalogWatch catalog;		/* when the catalog may have changed */
 	bool		seed_waits;		/* no seed could begin since the last look */
+	MemoryContext resolve_context;	/* what resolving a batch keeps */
+	TimestampTz owed_oldest_commit; /* of the changes owed documents */
+	int			slice_size;		/* documents built by one statement */
+	TimestampTz owed_since;		/* documents owed since: built within
+								 * flusso.max_build_delay */
 	TimestampTz broken_tried_at;
 } WorkerState;
 
@@ -187,17 +192,34 @@ maybe_crash_after_flush(void)
 }
 
 /*
- * Apply the batch in one transaction, once every transaction it came from
- * is visible.  False when the extension was dropped meanwhile.
+ * Would one more step of about step_ms, in a transaction begun at began,
+ * make it last longer than flusso.max_transaction_duration?
  */
 static bool
-apply_batch(WorkerState *ws)
+transaction_full(TimestampTz began, long step_ms)
+{
+	long		elapsed = TimestampDifferenceMilliseconds(began, GetCurrentTimestamp());
+
+	return elapsed + step_ms > flusso_max_transaction_duration;
+}
+
+/*
+ * Resolve the batch into the documents each index owes, once every
+ * transaction it came from is visible, and act on the signals it ended
+ * with.  A large batch is resolved in several transactions, none longer
+ * than flusso.max_transaction_duration (but for one part of KEY_SET_LIMIT
+ * keys): nothing is confirmed before the documents are written, so a
+ * crash resolves it again.  False when the extension was dropped
+ * meanwhile.
+ */
+static bool
+resolve_batch(WorkerState *ws)
 {
 	int			nxids;
 	TransactionId *xids = batch_xids(ws->batch, &nxids);
 	ThinChange	change;
-	int64		applied;
 	List	   *signals = NIL;
+	TimestampTz began = GetCurrentTimestamp();
 
 	if (!xact_begin(true, xids, nxids))
 		return false;
@@ -211,7 +233,25 @@ apply_batch(WorkerState *ws)
 				capture_log_write(&change);
 		}
 	}
-	applied = engine_apply(ws->engine, ws->batch, &signals);
+	/* the signals outlive the transactions the batch is resolved in */
+	MemoryContextReset(ws->resolve_context);
+	MemoryContextSwitchTo(ws->resolve_context);
+	engine_resolve_begin(ws->engine, ws->batch);
+	for (;;)
+	{
+		TimestampTz step = GetCurrentTimestamp();
+
+		if (!engine_resolve(ws->engine, ws->batch, &signals))
+			break;
+		if (!transaction_full(began, TimestampDifferenceMilliseconds(step, GetCurrentTimestamp())))
+			continue;
+		SPI_finish();
+		xact_commit();
+		if (!xact_begin(true, NULL, 0))
+			return false;
+		SPI_connect();
+		began = GetCurrentTimestamp();
+	}
 	/* a table was rewritten: its columns may read differently now */
 	if (seed_handle_signals(ws->engine, &ws->seed, signals))
 		ws->restart_reason = "a table an index reads was rewritten";
@@ -220,14 +260,79 @@ apply_batch(WorkerState *ws)
 		ws->seed_waits = false;
 	SPI_finish();
 	xact_commit();
-	maybe_crash_after_flush();
 
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	ws->entry->changes_captured += ws->batch->nreceived;
-	ws->entry->documents_written += applied;
 	ws->entry->batches++;
 	LWLockRelease(flusso_shared->lock);
 	return true;
+}
+
+/*
+ * Build and write the documents the indexes owe, a slice at a time, in
+ * transactions that commit before the next slice would make them last
+ * longer than flusso.max_transaction_duration.  A slice is as many
+ * documents as take about a quarter of that: it halves when one takes
+ * more than half of it, and doubles, up to ENGINE_BUILD_SLICE, when one
+ * takes less than a tenth.  False when the extension was dropped
+ * meanwhile.
+ */
+static bool
+build_owed(WorkerState *ws)
+{
+	bool		owed = true;
+	long		step_ms = 0;
+	int64		owed_before = engine_owed_count(ws->engine);
+	TimestampTz started = GetCurrentTimestamp();
+	long		took_ms;
+
+	while (owed)
+	{
+		TimestampTz began = GetCurrentTimestamp();
+		int64		written = 0;
+
+		if (!xact_begin(true, NULL, 0))
+			return false;
+		do
+		{
+			TimestampTz step = GetCurrentTimestamp();
+
+			owed = engine_build_owed(ws->engine, ws->slice_size, &written);
+			step_ms = TimestampDifferenceMilliseconds(step, GetCurrentTimestamp());
+			if (step_ms > flusso_max_transaction_duration / 2 && ws->slice_size > 100)
+				ws->slice_size /= 2;
+			else if (step_ms < flusso_max_transaction_duration / 10 &&
+					 ws->slice_size < ENGINE_BUILD_SLICE)
+				ws->slice_size = Min(ws->slice_size * 2, ENGINE_BUILD_SLICE);
+		} while (owed && !transaction_full(began, step_ms));
+		xact_commit();
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		ws->entry->documents_written += written;
+		LWLockRelease(flusso_shared->lock);
+	}
+	took_ms = TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	ws->entry->build_rate = (double) owed_before * 1000.0 / Max(took_ms, 1);
+	ws->entry->documents_owed = 0;
+	LWLockRelease(flusso_shared->lock);
+	maybe_crash_after_flush();
+	return true;
+}
+
+/*
+ * Build what the indexes owe now?  When the worker has read all the WAL
+ * flushed (it is not behind, or no longer), or has owed documents for
+ * flusso.max_build_delay: until then a worker that is behind resolves
+ * batch after batch, and a document changed in many of them is built once.
+ */
+static bool
+build_due(WorkerState *ws, bool behind)
+{
+	if (!engine_has_owed(ws->engine))
+		return false;
+	return !behind || ws->owed_since == 0 ||
+		TimestampDifferenceExceeds(ws->owed_since, GetCurrentTimestamp(),
+								   flusso_max_build_delay);
 }
 
 /*
@@ -244,15 +349,19 @@ publish_progress(WorkerState *ws, bool caught_up)
 
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	entry->confirmed_lsn = ws->stream->confirmed;
-	entry->oldest_unapplied = ws->batch->oldest_commit;
+	/* the oldest commit whose documents are not written */
+	entry->oldest_unapplied = ws->owed_oldest_commit != 0 ? ws->owed_oldest_commit
+		: ws->batch->oldest_commit;
 	entry->caught_up = caught_up;
+	entry->resolved_lsn = cdc_position(ws->stream);
+	entry->documents_owed = engine_owed_count(ws->engine);
 	if (caught_up)
 	{
 		entry->caught_up_at = now;
-		rate_restart(&entry->confirm_rate, now, entry->confirmed_lsn);
+		rate_restart(&entry->resolve_rate, now, entry->resolved_lsn);
 	}
 	else
-		rate_note(&entry->confirm_rate, now, entry->confirmed_lsn);
+		rate_note(&entry->resolve_rate, now, entry->resolved_lsn);
 	LWLockRelease(flusso_shared->lock);
 }
 
@@ -418,6 +527,9 @@ start_up(WorkerState *ws)
 	seed_forget_watermarks();
 
 	ws->batch = batch_create(ws->context, (Size) flusso_work_mem * 1024);
+	ws->resolve_context = AllocSetContextCreate(ws->context, "flusso resolve",
+												ALLOCSET_DEFAULT_SIZES);
+	ws->slice_size = ENGINE_BUILD_SLICE;
 	ws->batch->signal_relid = engine_signal_relid(ws->engine);
 	ws->stream = cdc_open(ws->slot_name, engine_plugin_options(ws->engine), ws->batch);
 	set_state(ws->entry, "streaming");
@@ -516,15 +628,37 @@ run(WorkerState *ws)
 			if ((exit = next_exit(ws, true)) != WORKER_GOES_ON)
 				break;
 			publish_progress(ws, false);
-			if (!apply_batch(ws))
+			if (!resolve_batch(ws))
 			{
 				exit = WORKER_EXTENSION_GONE;
 				break;
 			}
+			if (engine_has_owed(ws->engine))
+			{
+				if (ws->owed_since == 0)
+					ws->owed_since = GetCurrentTimestamp();
+				if (ws->owed_oldest_commit == 0 ||
+					ws->batch->oldest_commit < ws->owed_oldest_commit)
+					ws->owed_oldest_commit = ws->batch->oldest_commit;
+			}
 			batch_reset(ws->batch);
 		}
-		cdc_confirm(ws->stream, cdc_position(ws->stream), flusso_slot_save_interval);
-		publish_progress(ws, !more);
+		if (build_due(ws, more))
+		{
+			if (!build_owed(ws))
+			{
+				exit = WORKER_EXTENSION_GONE;
+				break;
+			}
+			ws->owed_since = 0;
+			ws->owed_oldest_commit = 0;
+		}
+		/* past changes whose documents are written, and no further */
+		if (!engine_has_owed(ws->engine))
+			cdc_confirm(ws->stream, cdc_position(ws->stream), flusso_slot_save_interval);
+		else
+			cdc_confirm(ws->stream, ws->stream->confirmed, flusso_slot_save_interval);
+		publish_progress(ws, !more && !engine_has_owed(ws->engine));
 
 		/*
 		 * A seed ready for its next step does not wait.  Otherwise sleep
@@ -564,7 +698,8 @@ flusso_worker_main(Datum arg)
 	ws.entry->drop_requested = false;
 	ws.entry->no_worker_slot = false;
 	ws.entry->caught_up = false;
-	ws.entry->confirm_rate.nsamples = 0;	/* measured anew */
+	ws.entry->resolve_rate.nsamples = 0;	/* measured anew */
+	ws.entry->build_rate = 0;
 	strlcpy(ws.entry->state, "starting", sizeof(ws.entry->state));
 	LWLockRelease(flusso_shared->lock);
 	before_shmem_exit(forget_worker, (Datum) 0);

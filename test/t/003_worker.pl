@@ -192,8 +192,10 @@ my $captured = $node->safe_psql('app', q{SELECT changes_captured FROM flusso_sta
 $pid = $node->safe_psql('app',
 	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'flusso worker'});
 $node->safe_psql('app', 'INSERT INTO items SELECT i, 1 FROM generate_series(1000001, 2000000) i');
+my $inserted = $node->safe_psql('app', 'SELECT pg_current_wal_insert_lsn()');
 # Sample the worker's private memory (shared buffers it touches do not count)
-# until the transaction is applied.
+# until the transaction is applied: its documents written, the slot
+# confirmed past it.
 my $peak = 0;
 my $done = 0;
 for (1 .. 3000)
@@ -201,11 +203,13 @@ for (1 .. 3000)
 	my ($anon) = slurp_file("/proc/$pid/status") =~ /RssAnon:\s+(\d+) kB/;
 	$peak = $anon if defined $anon && $anon > $peak;
 	$done = $node->safe_psql('app',
-		"SELECT changes_captured >= $captured + 1000000 FROM flusso_status()") eq 't';
+		"SELECT confirmed_flush_lsn >= '$inserted' FROM pg_replication_slots WHERE slot_name LIKE 'flusso_%'") eq 't';
 	last if $done;
 	usleep(100_000);
 }
-ok($done, 'a 1M-row transaction is captured');
+ok($done, 'a 1M-row transaction is applied');
+is($node->safe_psql('app', "SELECT changes_captured >= $captured + 1000000 FROM flusso_status()"),
+	't', 'all of it captured');
 cmp_ok($peak, '<', 200 * 1024, "the worker's private memory stayed under 200 MB (peak $peak kB)");
 is($node->safe_psql('app', q{SELECT count(*) FROM flusso_docs.items WHERE id::int > 1000000}),
 	'1000000', 'and its documents are written');

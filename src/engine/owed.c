@@ -1,0 +1,218 @@
+/*-------------------------------------------------------------------------
+ *
+ * owed.c
+ *	  Writing documents: one statement builds a slice of keys' documents
+ *	  and writes them through the index's sinks, and the documents an index
+ *	  owes (engine/pending.c) are built a slice at a time, so that the
+ *	  worker can commit between slices and no transaction of its lasts
+ *	  longer than it allows.
+ *
+ * Documents owed are built after the last commit of the last batch that
+ * resolved to them, with the generations the index writes when they are
+ * built: a seed that began or ended since then is written as it is now.
+ * Building them again is harmless (every write is an upsert, a delete or
+ * a versioned queue entry), which is what lets the worker confirm the
+ * slot only once every slice is committed, and start again from the last
+ * confirmation after a crash.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "check/ready.h"
+#include "document/docid.h"
+#include "document/session.h"
+#include "engine/engine_index.h"
+#include "engine/pending.h"
+#include "engine/strikes.h"
+
+/*
+ * One statement builds the documents of n keys (their parts, one array per
+ * key column, and their ids), upserts those that built and changed, and
+ * deletes those that built nothing, in the generations target names; the
+ * ids are queued for the sinks that ship later, at version.  Frees the
+ * ids and parts.  Returns the documents written and queued.
+ */
+int64
+engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
+				   Datum **parts, Datum *ids, int n)
+{
+	DocumentQuery *q = ei->query;
+	int			nkeys = q->nkeys;
+	int			nargs = q->nparams + nkeys + 1;
+	Datum	   *values = palloc(sizeof(Datum) * nargs);
+	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	bool		isnull;
+	int64		written;
+
+	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
+	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + nkeys));
+	for (int k = 0; k < nkeys; k++)
+		values[q->nparams + k] = PointerGetDatum(construct_array(parts[k], n, TEXTOID,
+																 -1, false, TYPALIGN_INT));
+	values[q->nparams + nkeys] = PointerGetDatum(construct_array(ids, n, TEXTOID,
+																 -1, false, TYPALIGN_INT));
+	types[q->nparams + nkeys] = TEXTARRAYOID;
+	if (SPI_execute_with_args(ei->apply_sql[target], nargs, types, values,
+							  NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
+	written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	written += sink_queue(ei->sink, target, values[q->nparams + nkeys], version);
+	for (int k = 0; k < nkeys; k++)
+		pfree(DatumGetPointer(values[q->nparams + k]));
+	pfree(DatumGetPointer(values[q->nparams + nkeys]));
+	for (int i = 0; i < n; i++)
+	{
+		pfree(DatumGetPointer(ids[i]));
+		for (int k = 0; k < nkeys; k++)
+			pfree(DatumGetPointer(parts[k][i]));
+	}
+	return written;
+}
+
+/* A slice of the documents one index owes. */
+typedef struct OwedSlice
+{
+	EngineIndex *ei;
+	XLogRecPtr	version;
+	Datum	  **parts;
+	Datum	   *ids;
+	int			n;
+	int64		written;
+} OwedSlice;
+
+/* Build and write a slice as the index's owner; in a subtransaction. */
+static void
+write_owed(void *arg)
+{
+	OwedSlice  *slice = arg;
+	EngineIndex *ei = slice->ei;
+	BuildSession session;
+
+	/* the owner may have lost a privilege since the keys were resolved */
+	check_index_readable(ei->reads, ei->index->owner);
+	doc_session_begin(&session, ei->index->owner);
+	SPI_connect();
+	slice->written = engine_write_slice(ei, ei->next ? SINK_CURRENT_AND_NEXT : SINK_CURRENT,
+										slice->version, slice->parts, slice->ids, slice->n);
+	SPI_finish();
+	doc_session_end(&session);
+}
+
+/* Does an index owe documents? */
+bool
+engine_has_owed(Engine *engine)
+{
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (ei->pending && !pending_is_empty(ei->pending))
+			return true;
+	}
+	return false;
+}
+
+/* How many documents the indexes owe, at most (repeats counted). */
+int64
+engine_owed_count(Engine *engine)
+{
+	ListCell   *lc;
+	int64		n = 0;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (ei->pending)
+			n += pending_added(ei->pending);
+	}
+	return n;
+}
+
+/*
+ * Build and write the next slice of up to max_keys documents an index
+ * owes (at most ENGINE_BUILD_SLICE), in the caller's transaction, adding
+ * to *written.  True while documents are owed.  An index that failed
+ * forgets what it owed: it is seeded again once it builds.
+ */
+bool
+engine_build_owed(Engine *engine, int max_keys, int64 *written)
+{
+	EngineIndex *ei = NULL;
+	OwedSlice	slice;
+	int			nkeys;
+	char	   *id;
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *candidate = lfirst(lc);
+
+		if (candidate->pending == NULL || pending_is_empty(candidate->pending))
+			continue;
+		if (candidate->broken)
+		{
+			pending_reset(candidate->pending);
+			continue;
+		}
+		ei = candidate;
+		break;
+	}
+	if (ei == NULL)
+		return false;
+
+	if (engine->building != ei)
+	{
+		pending_begin_read(ei->pending);
+		engine->building = ei;
+	}
+	nkeys = ei->resolver->nkeys;
+	slice.ei = ei;
+	slice.version = engine->owed_version;
+	slice.parts = palloc(sizeof(Datum *) * nkeys);
+	for (int k = 0; k < nkeys; k++)
+		slice.parts[k] = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
+	slice.ids = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
+	slice.n = 0;
+	max_keys = Min(Max(max_keys, 1), ENGINE_BUILD_SLICE);
+	while (slice.n < max_keys && (id = pending_next(ei->pending)) != NULL)
+	{
+		char	   *parts[INDEX_MAX_KEYS];
+
+		if (!doc_id_split(id, nkeys, parts))
+			elog(ERROR, "malformed document id \"%s\" owed by index \"%s\"",
+				 id, ei->index->name);
+		slice.ids[slice.n] = CStringGetTextDatum(id);
+		for (int k = 0; k < nkeys; k++)
+			slice.parts[k][slice.n] = CStringGetTextDatum(parts[k]);
+		slice.n++;
+	}
+	if (slice.n < max_keys)
+	{
+		/* every document was handed out: this slice is the last */
+		pending_reset(ei->pending);
+		engine->building = NULL;
+	}
+	if (slice.n > 0 && engine_attempt(ei, NULL, write_owed, &slice))
+	{
+		strikes_progressed(ei->index->name);
+		*written += slice.written;
+	}
+	if (ei->broken && engine->building == ei)
+	{
+		pending_reset(ei->pending);
+		engine->building = NULL;
+	}
+	return engine_has_owed(engine);
+}

@@ -1,0 +1,133 @@
+# A worker that is behind builds each document once per catch-up, and in
+# short transactions.  Held back while 20 batches each change every
+# document, it resolves them all before it builds, and writes each
+# document once; held back while 60,000 documents are added, it writes
+# them in transactions none longer than flusso.max_transaction_duration
+# (pg_stat_activity.xact_start, sampled), and confirms the slot only past
+# what it wrote.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use FlussoTest;
+
+my $node = flusso_node('catchup');
+$node->append_conf('postgresql.conf', q{
+flusso.batch_size = 100
+flusso.max_build_delay = '10min'
+flusso.max_transaction_duration = '500ms'
+});
+$node->restart;
+$node->safe_psql('postgres', 'CREATE DATABASE shop');
+$node->safe_psql('shop', q{
+CREATE EXTENSION flusso;
+CREATE TABLE things (id int PRIMARY KEY, n int NOT NULL, label text NOT NULL);
+INSERT INTO things SELECT g, 0, 'thing ' || g FROM generate_series(1, 100) g;
+SELECT flusso_create_index('things', $$
+version: 1
+table: things
+primary_key: id
+fields:
+  - integer: n
+    required: true
+  - text: label
+    required: true
+$$);
+SELECT count(*) FROM flusso_provision();
+});
+
+sub caught_up
+{
+	my $lsn = $node->safe_psql('shop', 'SELECT pg_current_wal_insert_lsn()');
+	return $node->poll_query_until(
+		'shop', qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
+		  WHERE slot_name LIKE 'flusso_%') AND (SELECT bool_and(phase = 'live') FROM flusso_status())});
+}
+
+# Hold the worker in its next build: a session locks the documents table,
+# and a change makes the worker build.
+sub hold_worker
+{
+	my $lock = $node->background_psql('shop');
+	$lock->query_safe('BEGIN; LOCK TABLE flusso_docs.things IN ACCESS EXCLUSIVE MODE');
+	$node->safe_psql('shop', 'UPDATE things SET label = label WHERE id = 1');
+	$node->poll_query_until('shop', q{SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE backend_type = 'flusso worker' AND wait_event_type = 'Lock'})
+	  or die 'the worker does not wait for the lock';
+	return $lock;
+}
+
+ok(caught_up(), 'seeded and live');
+is($node->safe_psql('shop', 'SELECT count(*) FROM flusso_docs.things'), '100', '100 documents');
+
+# Every document built is offered to the documents table, which upserts
+# it only when it changed: a BEFORE INSERT trigger sees every one.
+$node->safe_psql('shop', q{
+CREATE TABLE public.built (id text NOT NULL);
+CREATE FUNCTION public.note_built() RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog AS $$
+BEGIN
+	INSERT INTO public.built VALUES (NEW.id);
+	RETURN NEW;
+END $$;
+CREATE TRIGGER note_built BEFORE INSERT ON flusso_docs.things
+FOR EACH ROW EXECUTE FUNCTION public.note_built();
+});
+
+# Each document built once per catch-up.
+my $lock = hold_worker();
+$node->safe_psql('shop', 'TRUNCATE built');
+for my $i (1 .. 20)
+{
+	$node->safe_psql('shop', 'UPDATE things SET n = n + 1');
+}
+my $lsn = $node->safe_psql('shop', 'SELECT pg_current_wal_insert_lsn()');
+is($node->safe_psql('shop', qq{SELECT confirmed_flush_lsn < '$lsn' FROM pg_replication_slots
+	WHERE slot_name LIKE 'flusso_%'}), 't', 'the worker held back has confirmed none of it');
+$lock->query_safe('COMMIT');
+$lock->quit;
+ok(caught_up(), 'released, it caught up on 20 batches');
+# (and the document it was held in, built before the 20 changes)
+is($node->safe_psql('shop', q{SELECT count(*) || ' builds of ' || count(DISTINCT id) || ' documents' FROM built}),
+	'101 builds of 100 documents', 'it built each document once, not 20 times');
+is($node->safe_psql('shop', q{SELECT count(*) FROM flusso_docs.things WHERE (doc ->> 'n')::int = 20}),
+	'100', 'every document has the last change');
+is($node->safe_psql('shop', q{SELECT count(*) FROM flusso_verify('things')}), '0',
+	'and equals a fresh build');
+
+# Short transactions.
+$node->safe_psql('shop', q{DROP TRIGGER note_built ON flusso_docs.things});
+$node->safe_psql('shop', q{ALTER SYSTEM SET flusso.batch_size = 1000000});
+$node->reload;
+$lock = hold_worker();
+$node->safe_psql('shop', q{INSERT INTO things SELECT g, 0, 'thing ' || g FROM generate_series(101, 60100) g});
+$lsn = $node->safe_psql('shop', 'SELECT pg_current_wal_insert_lsn()');
+$lock->query_safe('COMMIT');
+$lock->quit;
+# sample how long the worker's transaction has been open, until caught up
+my ($longest, $samples) = (0, 0);
+for (1 .. 100 * $PostgreSQL::Test::Utils::timeout_default)
+{
+	my ($age, $done) = split /\|/, $node->safe_psql('shop', qq{
+		SELECT coalesce((SELECT extract(epoch FROM clock_timestamp() - xact_start) FROM pg_stat_activity
+		  WHERE backend_type = 'flusso worker'), 0),
+		  (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots WHERE slot_name LIKE 'flusso_%')});
+	$longest = $age if $age > $longest;
+	$samples++;
+	last if $done eq 't';
+	usleep(20_000);
+}
+is($node->safe_psql('shop', 'SELECT count(*) FROM flusso_docs.things'), '60100',
+	'60,000 documents added while it was held back are written');
+cmp_ok($samples, '>', 10, "the worker's transactions were sampled while it caught up ($samples samples)");
+# the bound, and what a sample may add to it on a busy machine
+cmp_ok($longest, '<', 0.5 + 0.25,
+	"no transaction of the worker stayed open longer than flusso.max_transaction_duration (longest $longest s)");
+is($node->safe_psql('shop', q{SELECT count(*) FROM flusso_verify('things')}), '0',
+	'every document equals a fresh build');
+
+done_testing();
