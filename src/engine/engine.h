@@ -58,7 +58,8 @@ extern void engine_resolve_begin(Engine *engine, ChangeBatch *batch);
 extern bool engine_resolve(Engine *engine, ChangeBatch *batch, List **signals);
 extern bool engine_has_owed(Engine *engine);
 extern int64 engine_owed_count(Engine *engine);
-extern bool engine_build_owed(Engine *engine, int max_keys, int64 *written);
+extern bool engine_build_owed(Engine *engine, int max_keys, int64 *written,
+							  int64 *built);
 extern bool engine_any_broken(Engine *engine);
 extern bool engine_retry_broken(Engine *engine);
 extern bool engine_ships(Engine *engine);

@@ -143,11 +143,12 @@ engine_owed_count(Engine *engine)
 /*
  * Build and write the next slice of up to max_keys documents an index
  * owes (at most ENGINE_BUILD_SLICE), in the caller's transaction, adding
- * to *written.  True while documents are owed.  An index that failed
+ * to *written and the documents built to *built.  True while documents
+ * are owed.  An index that failed
  * forgets what it owed: it is seeded again once it builds.
  */
 bool
-engine_build_owed(Engine *engine, int max_keys, int64 *written)
+engine_build_owed(Engine *engine, int max_keys, int64 *written, int64 *built)
 {
 	EngineIndex *ei = NULL;
 	OwedSlice	slice;
@@ -204,6 +205,7 @@ engine_build_owed(Engine *engine, int max_keys, int64 *written)
 		pending_reset(ei->pending);
 		engine->building = NULL;
 	}
+	*built += slice.n;
 	if (slice.n > 0 && engine_attempt(ei, NULL, write_owed, &slice))
 	{
 		strikes_progressed(ei->index->name);

@@ -271,11 +271,12 @@ resolve_batch(WorkerState *ws)
 /*
  * Build and write the documents the indexes owe, a slice at a time, in
  * transactions that commit before the next slice would make them last
- * longer than flusso.max_transaction_duration.  A slice is as many
- * documents as take about a quarter of that: it halves when one takes
- * more than half of it, and doubles, up to ENGINE_BUILD_SLICE, when one
- * takes less than a tenth.  False when the extension was dropped
- * meanwhile.
+ * longer than flusso.max_transaction_duration.  A slice halves when one
+ * takes more than half of that, and doubles, up to ENGINE_BUILD_SLICE,
+ * when one takes less than a tenth.  As each transaction commits,
+ * flusso_status() learns how many documents are still owed and the pace
+ * of this build, which it estimates the rest from.  False when the
+ * extension was dropped meanwhile.
  */
 static bool
 build_owed(WorkerState *ws)
@@ -283,13 +284,14 @@ build_owed(WorkerState *ws)
 	bool		owed = true;
 	long		step_ms = 0;
 	int64		owed_before = engine_owed_count(ws->engine);
+	int64		built = 0;
 	TimestampTz started = GetCurrentTimestamp();
-	long		took_ms;
 
 	while (owed)
 	{
 		TimestampTz began = GetCurrentTimestamp();
 		int64		written = 0;
+		long		took_ms;
 
 		if (!xact_begin(true, NULL, 0))
 			return false;
@@ -297,7 +299,7 @@ build_owed(WorkerState *ws)
 		{
 			TimestampTz step = GetCurrentTimestamp();
 
-			owed = engine_build_owed(ws->engine, ws->slice_size, &written);
+			owed = engine_build_owed(ws->engine, ws->slice_size, &written, &built);
 			step_ms = TimestampDifferenceMilliseconds(step, GetCurrentTimestamp());
 			if (step_ms > flusso_max_transaction_duration / 2 && ws->slice_size > 100)
 				ws->slice_size /= 2;
@@ -306,15 +308,15 @@ build_owed(WorkerState *ws)
 				ws->slice_size = Min(ws->slice_size * 2, ENGINE_BUILD_SLICE);
 		} while (owed && !transaction_full(began, step_ms));
 		xact_commit();
+		/* what flusso_status() estimates the rest from: this build's pace */
+		took_ms = TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		ws->entry->documents_written += written;
+		ws->entry->documents_owed = owed ? Max(owed_before - built, 0) : 0;
+		if (built > 0)
+			ws->entry->build_rate = (double) built * 1000.0 / Max(took_ms, 1);
 		LWLockRelease(flusso_shared->lock);
 	}
-	took_ms = TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	ws->entry->build_rate = (double) owed_before * 1000.0 / Max(took_ms, 1);
-	ws->entry->documents_owed = 0;
-	LWLockRelease(flusso_shared->lock);
 	maybe_crash_after_flush();
 	return true;
 }
