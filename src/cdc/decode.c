@@ -32,7 +32,6 @@
 #include "utils/timestamp.h"
 
 #include "cdc/decode.h"
-#include "common/xact.h"
 #include "compat.h"
 
 #define FLUSSO_PLUGIN "flusso"
@@ -159,10 +158,7 @@ cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
 					 errmsg("could not read WAL for flusso at %X/%X: %s",
 							LSN_FORMAT_ARGS(reader->EndRecPtr), errm)));
 		if (record)
-		{
 			LogicalDecodingProcessRecord(stream->ctx, reader);
-			xact_note_decoding();
-		}
 		CHECK_FOR_INTERRUPTS();
 
 		if (stream->batch->nreceived >= max_changes ||
