@@ -15,9 +15,11 @@
  * Each turn of the loop: see whether the worker must stop (asked to, the
  * extension or the last index gone, a definition changed), retry an index
  * in error, advance a seed, decode up to flusso.batch_size changes or
- * flusso.batch_timeout, apply them in one transaction (after waiting for
- * every committed transaction of the batch to be visible), confirm the
- * slot up to the reader's position, and sleep on the latch when caught up.
+ * flusso.batch_timeout, resolve them into the documents the indexes owe
+ * (after waiting for every committed transaction of the batch to be
+ * visible), build those once due (catchup.c), confirm the slot up to the
+ * reader's position once nothing is owed, and sleep on the latch when
+ * caught up.
  * Waiting costs little: an idle worker wakes every flusso.naptime to poll
  * for WAL, and reads the catalog (definitions, the publication an index
  * waits for, an index in error) only when it may have changed
@@ -47,10 +49,6 @@
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include "cdc/capture_log.h"
 #include "cdc/decode.h"
 #include "common/attempt.h"
 #include "common/pinned.h"
@@ -60,6 +58,7 @@
 #include "engine/engine.h"
 #include "common/shared.h"
 #include "worker/catalog_watch.h"
+#include "worker/catchup.h"
 #include "worker/slot_record.h"
 #include "engine/strikes.h"
 #include "worker/worker.h"
@@ -97,11 +96,7 @@ typedef struct WorkerState
 	char	   *restart_reason; /* set: compile the indexes again */
 	CatalogWatch catalog;		/* when the catalog may have changed */
 	bool		seed_waits;		/* no seed could begin since the last look */
-	MemoryContext resolve_context;	/* what resolving a batch keeps */
-	TimestampTz owed_oldest_commit; /* of the changes owed documents */
-	int			slice_size;		/* documents built by one statement */
-	TimestampTz owed_since;		/* documents owed since: built within
-								 * flusso.max_build_delay */
+	Catchup		catchup;		/* the documents owed, and how they are built */
 	TimestampTz broken_tried_at;
 } WorkerState;
 
@@ -172,172 +167,6 @@ database_wants_worker(WorkerState *ws, bool starting)
 }
 
 /*
- * Test hook, only in the build `make test` installs: crash once between a
- * batch's commit and its confirmation.
- */
-static void
-maybe_crash_after_flush(void)
-{
-#ifdef FLUSSO_TEST_HOOKS
-	struct stat st;
-
-	if (flusso_test_crash_file == NULL || flusso_test_crash_file[0] == '\0')
-		return;
-	if (stat(flusso_test_crash_file, &st) != 0)
-		return;
-	unlink(flusso_test_crash_file);
-	elog(PANIC, "flusso: crash injected between flush and confirm (%s)",
-		 flusso_test_crash_file);
-#endif
-}
-
-/*
- * Would one more step of about step_ms, in a transaction begun at began,
- * make it last longer than flusso.max_transaction_duration?
- */
-static bool
-transaction_full(TimestampTz began, long step_ms)
-{
-	long		elapsed = TimestampDifferenceMilliseconds(began, GetCurrentTimestamp());
-
-	return elapsed + step_ms > flusso_max_transaction_duration;
-}
-
-/*
- * Resolve the batch into the documents each index owes, once every
- * transaction it came from is visible, and act on the signals it ended
- * with.  A large batch is resolved in several transactions, none longer
- * than flusso.max_transaction_duration (but for one part of KEY_SET_LIMIT
- * keys): nothing is confirmed before the documents are written, so a
- * crash resolves it again.  False when the extension was dropped
- * meanwhile.
- */
-static bool
-resolve_batch(WorkerState *ws)
-{
-	int			nxids;
-	TransactionId *xids = batch_xids(ws->batch, &nxids);
-	ThinChange	change;
-	List	   *signals = NIL;
-	TimestampTz began = GetCurrentTimestamp();
-
-	if (!xact_begin(true, xids, nxids))
-		return false;
-	SPI_connect();
-	if (flusso_capture_log)
-	{
-		batch_begin_scan(ws->batch);
-		while (batch_next(ws->batch, &change))
-		{
-			if (change.relid != engine_signal_relid(ws->engine))
-				capture_log_write(&change);
-		}
-	}
-	/* the signals outlive the transactions the batch is resolved in */
-	MemoryContextReset(ws->resolve_context);
-	MemoryContextSwitchTo(ws->resolve_context);
-	engine_resolve_begin(ws->engine, ws->batch);
-	for (;;)
-	{
-		TimestampTz step = GetCurrentTimestamp();
-
-		if (!engine_resolve(ws->engine, ws->batch, &signals))
-			break;
-		if (!transaction_full(began, TimestampDifferenceMilliseconds(step, GetCurrentTimestamp())))
-			continue;
-		SPI_finish();
-		xact_commit();
-		if (!xact_begin(true, NULL, 0))
-			return false;
-		SPI_connect();
-		began = GetCurrentTimestamp();
-	}
-	/* a table was rewritten: its columns may read differently now */
-	if (seed_handle_signals(ws->engine, &ws->seed, signals))
-		ws->restart_reason = "a table an index reads was rewritten";
-	/* a signal may have asked for a seed that need not wait */
-	if (signals != NIL)
-		ws->seed_waits = false;
-	SPI_finish();
-	xact_commit();
-
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	ws->entry->changes_captured += ws->batch->nreceived;
-	ws->entry->batches++;
-	LWLockRelease(flusso_shared->lock);
-	return true;
-}
-
-/*
- * Build and write the documents the indexes owe, a slice at a time, in
- * transactions that commit before the next slice would make them last
- * longer than flusso.max_transaction_duration.  A slice halves when one
- * takes more than half of that, and doubles, up to ENGINE_BUILD_SLICE,
- * when one takes less than a tenth.  As each transaction commits,
- * flusso_status() learns how many documents are still owed and the pace
- * of this build, which it estimates the rest from.  False when the
- * extension was dropped meanwhile.
- */
-static bool
-build_owed(WorkerState *ws)
-{
-	bool		owed = true;
-	long		step_ms = 0;
-	int64		owed_before = engine_owed_count(ws->engine);
-	int64		built = 0;
-	TimestampTz started = GetCurrentTimestamp();
-
-	while (owed)
-	{
-		TimestampTz began = GetCurrentTimestamp();
-		int64		written = 0;
-		long		took_ms;
-
-		if (!xact_begin(true, NULL, 0))
-			return false;
-		do
-		{
-			TimestampTz step = GetCurrentTimestamp();
-
-			owed = engine_build_owed(ws->engine, ws->slice_size, &written, &built);
-			step_ms = TimestampDifferenceMilliseconds(step, GetCurrentTimestamp());
-			if (step_ms > flusso_max_transaction_duration / 2 && ws->slice_size > 100)
-				ws->slice_size /= 2;
-			else if (step_ms < flusso_max_transaction_duration / 10 &&
-					 ws->slice_size < ENGINE_BUILD_SLICE)
-				ws->slice_size = Min(ws->slice_size * 2, ENGINE_BUILD_SLICE);
-		} while (owed && !transaction_full(began, step_ms));
-		xact_commit();
-		/* what flusso_status() estimates the rest from: this build's pace */
-		took_ms = TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
-		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-		ws->entry->documents_written += written;
-		ws->entry->documents_owed = owed ? Max(owed_before - built, 0) : 0;
-		if (built > 0)
-			ws->entry->build_rate = (double) built * 1000.0 / Max(took_ms, 1);
-		LWLockRelease(flusso_shared->lock);
-	}
-	maybe_crash_after_flush();
-	return true;
-}
-
-/*
- * Build what the indexes owe now?  When the worker has read all the WAL
- * flushed (it is not behind, or no longer), or has owed documents for
- * flusso.max_build_delay: until then a worker that is behind resolves
- * batch after batch, and a document changed in many of them is built once.
- */
-static bool
-build_due(WorkerState *ws, bool behind)
-{
-	if (!engine_has_owed(ws->engine))
-		return false;
-	return !behind || ws->owed_since == 0 ||
-		TimestampDifferenceExceeds(ws->owed_since, GetCurrentTimestamp(),
-								   flusso_max_build_delay);
-}
-
-/*
  * What flusso_status() shows of the stream.  caught_up: this turn read all
  * the WAL that was flushed when it began, and applied it.  The rate its
  * time to catch up is estimated from is measured since the worker was
@@ -352,8 +181,8 @@ publish_progress(WorkerState *ws, bool caught_up)
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	entry->confirmed_lsn = ws->stream->confirmed;
 	/* the oldest commit whose documents are not written */
-	entry->oldest_unapplied = ws->owed_oldest_commit != 0 ? ws->owed_oldest_commit
-		: ws->batch->oldest_commit;
+	entry->oldest_unapplied = ws->catchup.owed_oldest_commit != 0
+		? ws->catchup.owed_oldest_commit : ws->batch->oldest_commit;
 	entry->caught_up = caught_up;
 	entry->resolved_lsn = cdc_position(ws->stream);
 	entry->documents_owed = engine_owed_count(ws->engine);
@@ -529,9 +358,7 @@ start_up(WorkerState *ws)
 	seed_forget_watermarks();
 
 	ws->batch = batch_create(ws->context, (Size) flusso_work_mem * 1024);
-	ws->resolve_context = AllocSetContextCreate(ws->context, "flusso resolve",
-												ALLOCSET_DEFAULT_SIZES);
-	ws->slice_size = ENGINE_BUILD_SLICE;
+	catchup_init(&ws->catchup, ws->context);
 	ws->batch->signal_relid = engine_signal_relid(ws->engine);
 	ws->stream = cdc_open(ws->slot_name, engine_plugin_options(ws->engine), ws->batch);
 	set_state(ws->entry, "streaming");
@@ -612,6 +439,8 @@ run(WorkerState *ws)
 	{
 		bool		more;
 		bool		look;
+		bool		signalled;
+		bool		rewritten;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -630,30 +459,25 @@ run(WorkerState *ws)
 			if ((exit = next_exit(ws, true)) != WORKER_GOES_ON)
 				break;
 			publish_progress(ws, false);
-			if (!resolve_batch(ws))
+			if (!catchup_resolve(&ws->catchup, ws->entry, ws->engine, ws->batch, &ws->seed,
+								 &signalled, &rewritten))
 			{
 				exit = WORKER_EXTENSION_GONE;
 				break;
 			}
-			if (engine_has_owed(ws->engine))
-			{
-				if (ws->owed_since == 0)
-					ws->owed_since = GetCurrentTimestamp();
-				if (ws->owed_oldest_commit == 0 ||
-					ws->batch->oldest_commit < ws->owed_oldest_commit)
-					ws->owed_oldest_commit = ws->batch->oldest_commit;
-			}
+			/* a table was rewritten: its columns may read differently now */
+			if (rewritten)
+				ws->restart_reason = "a table an index reads was rewritten";
+			/* a signal may have asked for a seed that need not wait */
+			if (signalled)
+				ws->seed_waits = false;
 			batch_reset(ws->batch);
 		}
-		if (build_due(ws, more))
+		if (catchup_build_due(&ws->catchup, ws->engine, more) &&
+			!catchup_build(&ws->catchup, ws->entry, ws->engine))
 		{
-			if (!build_owed(ws))
-			{
-				exit = WORKER_EXTENSION_GONE;
-				break;
-			}
-			ws->owed_since = 0;
-			ws->owed_oldest_commit = 0;
+			exit = WORKER_EXTENSION_GONE;
+			break;
 		}
 		/* past changes whose documents are written, and no further */
 		if (!engine_has_owed(ws->engine))

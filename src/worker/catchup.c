@@ -1,0 +1,217 @@
+/*-------------------------------------------------------------------------
+ *
+ * catchup.c
+ *	  What the worker does with a batch: resolve it into the documents the
+ *	  indexes owe (engine/pending.c), act on the signals it ended with, and
+ *	  build what is owed once it is due, in transactions none of which
+ *	  stays open longer than flusso.max_transaction_duration.
+ *
+ * A worker that is behind (flushed WAL remains to be read) resolves batch
+ * after batch before it builds, so that a document changed in many of
+ * them is built once; it builds when it has read all the flushed WAL, or
+ * once documents have been owed for flusso.max_build_delay.  The worker
+ * confirms the slot only past changes whose documents are written, after
+ * the last of these transactions has committed: a crash in between
+ * resolves and builds them again, which writes the same documents.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cdc/capture_log.h"
+#include "common/xact.h"
+#include "flusso.h"
+#include "worker/catchup.h"
+
+void
+catchup_init(Catchup *catchup, MemoryContext parent)
+{
+	memset(catchup, 0, sizeof(Catchup));
+	catchup->resolve_context = AllocSetContextCreate(parent, "flusso resolve",
+													 ALLOCSET_DEFAULT_SIZES);
+	catchup->slice_size = ENGINE_BUILD_SLICE;
+}
+
+/*
+ * Test hook, only in the build `make test` installs: crash once between a
+ * batch's commit and its confirmation.
+ */
+static void
+maybe_crash_after_flush(void)
+{
+#ifdef FLUSSO_TEST_HOOKS
+	struct stat st;
+
+	if (flusso_test_crash_file == NULL || flusso_test_crash_file[0] == '\0')
+		return;
+	if (stat(flusso_test_crash_file, &st) != 0)
+		return;
+	unlink(flusso_test_crash_file);
+	elog(PANIC, "flusso: crash injected between flush and confirm (%s)",
+		 flusso_test_crash_file);
+#endif
+}
+
+/*
+ * Would one more step of about step_ms, in a transaction begun at began,
+ * make it last longer than flusso.max_transaction_duration?
+ */
+static bool
+transaction_full(TimestampTz began, long step_ms)
+{
+	long		elapsed = TimestampDifferenceMilliseconds(began, GetCurrentTimestamp());
+
+	return elapsed + step_ms > flusso_max_transaction_duration;
+}
+
+/*
+ * Resolve the batch into the documents each index owes, once every
+ * transaction it came from is visible, and act on the signals it ended
+ * with.  A large batch is resolved in several transactions, none longer
+ * than flusso.max_transaction_duration (but for one part of KEY_SET_LIMIT
+ * keys): nothing is confirmed before the documents are written, so a
+ * crash resolves it again.  *signalled says whether it ended with
+ * signals, *rewritten whether one said a table an index reads was
+ * rewritten (its columns may read differently: compile the indexes
+ * again).  False when the extension was dropped meanwhile.
+ */
+bool
+catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
+				ChangeBatch *batch, Seed **seed, bool *signalled, bool *rewritten)
+{
+	int			nxids;
+	TransactionId *xids = batch_xids(batch, &nxids);
+	ThinChange	change;
+	List	   *signals = NIL;
+	TimestampTz began = GetCurrentTimestamp();
+
+	if (!xact_begin(true, xids, nxids))
+		return false;
+	SPI_connect();
+	if (flusso_capture_log)
+	{
+		batch_begin_scan(batch);
+		while (batch_next(batch, &change))
+		{
+			if (change.relid != engine_signal_relid(engine))
+				capture_log_write(&change);
+		}
+	}
+	/* the signals outlive the transactions the batch is resolved in */
+	MemoryContextReset(catchup->resolve_context);
+	MemoryContextSwitchTo(catchup->resolve_context);
+	engine_resolve_begin(engine, batch);
+	for (;;)
+	{
+		TimestampTz step = GetCurrentTimestamp();
+
+		if (!engine_resolve(engine, batch, &signals))
+			break;
+		if (!transaction_full(began, TimestampDifferenceMilliseconds(step, GetCurrentTimestamp())))
+			continue;
+		SPI_finish();
+		xact_commit();
+		if (!xact_begin(true, NULL, 0))
+			return false;
+		SPI_connect();
+		began = GetCurrentTimestamp();
+	}
+	*rewritten = seed_handle_signals(engine, seed, signals);
+	*signalled = signals != NIL;
+	SPI_finish();
+	xact_commit();
+
+	if (engine_has_owed(engine))
+	{
+		if (catchup->owed_since == 0)
+			catchup->owed_since = GetCurrentTimestamp();
+		if (catchup->owed_oldest_commit == 0 ||
+			batch->oldest_commit < catchup->owed_oldest_commit)
+			catchup->owed_oldest_commit = batch->oldest_commit;
+	}
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry->changes_captured += batch->nreceived;
+	entry->batches++;
+	LWLockRelease(flusso_shared->lock);
+	return true;
+}
+
+/*
+ * Build and write the documents the indexes owe, a slice at a time, in
+ * transactions that commit before the next slice would make them last
+ * longer than flusso.max_transaction_duration.  A slice halves when one
+ * takes more than half of that, and doubles, up to ENGINE_BUILD_SLICE,
+ * when one takes less than a tenth.  As each transaction commits,
+ * flusso_status() learns how many documents are still owed and the pace
+ * of this build, which it estimates the rest from.  False when the
+ * extension was dropped meanwhile.
+ */
+bool
+catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine)
+{
+	bool		owed = true;
+	long		step_ms = 0;
+	int64		owed_before = engine_owed_count(engine);
+	int64		built = 0;
+	TimestampTz started = GetCurrentTimestamp();
+
+	while (owed)
+	{
+		TimestampTz began = GetCurrentTimestamp();
+		int64		written = 0;
+		long		took_ms;
+
+		if (!xact_begin(true, NULL, 0))
+			return false;
+		do
+		{
+			TimestampTz step = GetCurrentTimestamp();
+
+			owed = engine_build_owed(engine, catchup->slice_size, &written, &built);
+			step_ms = TimestampDifferenceMilliseconds(step, GetCurrentTimestamp());
+			if (step_ms > flusso_max_transaction_duration / 2 && catchup->slice_size > 100)
+				catchup->slice_size /= 2;
+			else if (step_ms < flusso_max_transaction_duration / 10 &&
+					 catchup->slice_size < ENGINE_BUILD_SLICE)
+				catchup->slice_size = Min(catchup->slice_size * 2, ENGINE_BUILD_SLICE);
+		} while (owed && !transaction_full(began, step_ms));
+		xact_commit();
+		/* what flusso_status() estimates the rest from: this build's pace */
+		took_ms = TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		entry->documents_written += written;
+		entry->documents_owed = owed ? Max(owed_before - built, 0) : 0;
+		if (built > 0)
+			entry->build_rate = (double) built * 1000.0 / Max(took_ms, 1);
+		LWLockRelease(flusso_shared->lock);
+	}
+	catchup->owed_since = 0;
+	catchup->owed_oldest_commit = 0;
+	maybe_crash_after_flush();
+	return true;
+}
+
+/*
+ * Build what the indexes owe now?  When the worker has read all the WAL
+ * flushed (it is not behind, or no longer), or has owed documents for
+ * flusso.max_build_delay: until then a worker that is behind resolves
+ * batch after batch, and a document changed in many of them is built once.
+ */
+bool
+catchup_build_due(Catchup *catchup, Engine *engine, bool behind)
+{
+	if (!engine_has_owed(engine))
+		return false;
+	return !behind || catchup->owed_since == 0 ||
+		TimestampDifferenceExceeds(catchup->owed_since, GetCurrentTimestamp(),
+								   flusso_max_build_delay);
+}

@@ -1,0 +1,35 @@
+/*-------------------------------------------------------------------------
+ *
+ * catchup.h
+ *	  How the worker turns batches into documents: resolved into the
+ *	  documents the indexes owe, built when due, in short transactions.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_WORKER_CATCHUP_H
+#define FLUSSO_WORKER_CATCHUP_H
+
+#include "cdc/batch.h"
+#include "common/shared.h"
+#include "engine/engine.h"
+#include "snapshot/seed.h"
+
+typedef struct Catchup
+{
+	MemoryContext resolve_context;	/* what resolving a batch keeps */
+	TimestampTz owed_since;		/* documents owed since: built within
+								 * flusso.max_build_delay */
+	TimestampTz owed_oldest_commit; /* of the changes owed documents */
+	int			slice_size;		/* documents built by one statement */
+} Catchup;
+
+extern void catchup_init(Catchup *catchup, MemoryContext parent);
+extern bool catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
+							ChangeBatch *batch, Seed **seed, bool *signalled,
+							bool *rewritten);
+extern bool catchup_build_due(Catchup *catchup, Engine *engine, bool behind);
+extern bool catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine);
+
+#endif							/* FLUSSO_WORKER_CATCHUP_H */
