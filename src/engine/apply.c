@@ -31,7 +31,6 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "check/ready.h"
 #include "check/tables.h"
 #include "document/docid.h"
 #include "document/session.h"
@@ -249,9 +248,7 @@ apply_index(void *arg)
 		parts[k] = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
 	st->written = 0;
 	/* before any value of the stream is used: may the owner read them? */
-	check_index_readable(ei->reads, ei->index->owner);
-	doc_session_begin(&session, ei->index->owner);
-	SPI_connect();
+	engine_session_begin(ei, &session);
 	resolve_keys(st);
 
 	/* build and write the set a slice at a time: statements stay small */
@@ -273,13 +270,12 @@ apply_index(void *arg)
 		if (n < ENGINE_BUILD_SLICE)
 			break;
 	}
-	SPI_finish();
-	doc_session_end(&session);
+	engine_session_end(&session);
 }
 
 /*
  * Resolve one index's changes and add the keys to the documents it owes,
- * built later by engine_build_pending(); in a subtransaction.
+ * built later by engine_build_owed(); in a subtransaction.
  */
 static void
 resolve_index(void *arg)
@@ -290,12 +286,9 @@ resolve_index(void *arg)
 	HASH_SEQ_STATUS scan;
 	PendingKey *key;
 
-	check_index_readable(ei->reads, ei->index->owner);
-	doc_session_begin(&session, ei->index->owner);
-	SPI_connect();
+	engine_session_begin(ei, &session);
 	resolve_keys(st);
-	SPI_finish();
-	doc_session_end(&session);
+	engine_session_end(&session);
 	hash_seq_init(&scan, st->keys);
 	while ((key = hash_seq_search(&scan)) != NULL)
 		pending_add(ei->pending, key->id);

@@ -13,6 +13,7 @@
 
 #include "document/build.h"
 #include "document/resolve.h"
+#include "document/session.h"
 #include "engine/engine.h"
 #include "index/definition.h"
 #include "sink/sink.h"
@@ -53,6 +54,8 @@ struct Engine
 	EngineIndex *building;		/* whose owed documents are being read */
 };
 
+extern void engine_session_begin(EngineIndex *ei, BuildSession *session);
+extern void engine_session_end(BuildSession *session);
 extern int64 engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 								Datum **parts, Datum *ids, int n);
 

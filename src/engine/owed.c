@@ -78,6 +78,27 @@ engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 	return written;
 }
 
+/*
+ * Work on an index's documents as its owner: once the owner may read
+ * every table and column the index reads (it may have lost a privilege
+ * since), under the session every build runs in (document/session.c),
+ * with SPI connected.
+ */
+void
+engine_session_begin(EngineIndex *ei, BuildSession *session)
+{
+	check_index_readable(ei->reads, ei->index->owner);
+	doc_session_begin(session, ei->index->owner);
+	SPI_connect();
+}
+
+void
+engine_session_end(BuildSession *session)
+{
+	SPI_finish();
+	doc_session_end(session);
+}
+
 /* A slice of the documents one index owes. */
 typedef struct OwedSlice
 {
@@ -97,14 +118,10 @@ write_owed(void *arg)
 	EngineIndex *ei = slice->ei;
 	BuildSession session;
 
-	/* the owner may have lost a privilege since the keys were resolved */
-	check_index_readable(ei->reads, ei->index->owner);
-	doc_session_begin(&session, ei->index->owner);
-	SPI_connect();
+	engine_session_begin(ei, &session);
 	slice->written = engine_write_slice(ei, ei->next ? SINK_CURRENT_AND_NEXT : SINK_CURRENT,
 										slice->version, slice->parts, slice->ids, slice->n);
-	SPI_finish();
-	doc_session_end(&session);
+	engine_session_end(&session);
 }
 
 /* Does an index owe documents? */
