@@ -24,7 +24,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -32,6 +31,7 @@
 #include "utils/memutils.h"
 
 #include "check/tables.h"
+#include "common/string_hash.h"
 #include "document/docid.h"
 #include "document/session.h"
 #include "engine/engine_index.h"
@@ -39,35 +39,22 @@
 #include "engine/strikes.h"
 
 /*
- * A document to rebuild: its id and, for composite keys, the parts.  The
+ * A key a change resolved to: its document id and, for composite keys,
+ * the parts.  The
  * set is keyed by the id string it points to, so that an entry costs what
  * its id takes, not a fixed buffer: a batch keeps up to KEY_SET_LIMIT.
  */
-typedef struct PendingKey
+typedef struct ResolvedKey
 {
 	char	   *id;				/* the hash key: a pointer to the string */
 	char	  **parts;
-} PendingKey;
-
-static uint32
-pending_key_hash(const void *key, Size keysize)
-{
-	const char *id = *(char *const *) key;
-
-	return hash_bytes((const unsigned char *) id, strlen(id));
-}
-
-static int
-pending_key_match(const void *a, const void *b, Size keysize)
-{
-	return strcmp(*(char *const *) a, *(char *const *) b);
-}
+} ResolvedKey;
 
 typedef struct ApplyState
 {
 	EngineIndex *ei;
 	MemoryContext context;		/* of keys and their parts: outlives SPI */
-	HTAB	   *keys;			/* PendingKey by id */
+	HTAB	   *keys;			/* ResolvedKey by id */
 	List	  **rule_inputs;	/* per rule: values still to walk up */
 	bool		truncate_root;
 	bool		rebuild_all;
@@ -80,7 +67,7 @@ static void
 add_key(ApplyState *st, char **parts)
 {
 	char	   *id;
-	PendingKey *key;
+	ResolvedKey *key;
 	bool		found;
 	int			nkeys = st->ei->resolver->nkeys;
 
@@ -239,7 +226,7 @@ apply_index(void *arg)
 	EngineIndex *ei = st->ei;
 	BuildSession session;
 	HASH_SEQ_STATUS scan;
-	PendingKey *key;
+	ResolvedKey *key;
 	int			nkeys = ei->resolver->nkeys;
 	Datum	  **parts = palloc(sizeof(Datum *) * nkeys);
 	Datum	   *ids = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
@@ -284,7 +271,7 @@ resolve_index(void *arg)
 	EngineIndex *ei = st->ei;
 	BuildSession session;
 	HASH_SEQ_STATUS scan;
-	PendingKey *key;
+	ResolvedKey *key;
 
 	engine_session_begin(ei, &session);
 	resolve_keys(st);
@@ -308,21 +295,14 @@ start_chunk(List *indexes, SinkTarget target, XLogRecPtr version)
 	{
 		EngineIndex *ei = lfirst(lc);
 		ApplyState *st = palloc0(sizeof(ApplyState));
-		HASHCTL		ctl;
 
 		st->ei = ei;
 		st->context = CurrentMemoryContext;
 		st->target = target == SINK_NEXT ? SINK_NEXT
 			: ei->next ? SINK_CURRENT_AND_NEXT : SINK_CURRENT;
 		st->version = version;
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(char *);
-		ctl.entrysize = sizeof(PendingKey);
-		ctl.hash = pending_key_hash;
-		ctl.match = pending_key_match;
-		ctl.hcxt = CurrentMemoryContext;
-		st->keys = hash_create("flusso pending keys", 256, &ctl,
-							   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+		st->keys = string_hash_create("flusso resolved keys", sizeof(ResolvedKey),
+									  CurrentMemoryContext);
 		st->rule_inputs = ei->broken ? NULL
 			: palloc0(sizeof(List *) * Max(list_length(ei->resolver->rules), 1));
 		states = lappend(states, st);
@@ -338,7 +318,7 @@ capture_keys(ApplyState *st)
 	MemoryContext old = MemoryContextSwitchTo(ei->capture_context);
 	int			nkeys = ei->resolver->nkeys;
 	HASH_SEQ_STATUS scan;
-	PendingKey *key;
+	ResolvedKey *key;
 
 	hash_seq_init(&scan, st->keys);
 	while ((key = hash_seq_search(&scan)) != NULL)

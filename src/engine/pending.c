@@ -24,13 +24,13 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
 #include "nodes/pg_list.h"
 #include "storage/buffile.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
+#include "common/string_hash.h"
 #include "engine/pending.h"
 
 /* how often the memory held is measured: it costs a walk of the contexts */
@@ -60,20 +60,6 @@ struct PendingKeys
 	char	   *last;			/* the id handed out last, from the runs */
 };
 
-static uint32
-id_hash(const void *key, Size keysize)
-{
-	const char *id = *(char *const *) key;
-
-	return hash_bytes((const unsigned char *) id, strlen(id));
-}
-
-static int
-id_match(const void *a, const void *b, Size keysize)
-{
-	return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 static int
 id_compare(const void *a, const void *b)
 {
@@ -83,16 +69,8 @@ id_compare(const void *a, const void *b)
 static void
 create_table(PendingKeys *pending)
 {
-	HASHCTL		ctl;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(char *);
-	ctl.entrysize = sizeof(char *);
-	ctl.hash = id_hash;
-	ctl.match = id_match;
-	ctl.hcxt = pending->ids_context;
-	pending->ids = hash_create("flusso pending ids", 1024, &ctl,
-							   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+	pending->ids = string_hash_create("flusso pending ids", sizeof(char *),
+									  pending->ids_context);
 }
 
 PendingKeys *

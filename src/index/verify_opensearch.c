@@ -18,12 +18,12 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 
+#include "common/string_hash.h"
 #include "document/by_id.h"
 #include "index/access.h"
 #include "index/verify.h"
@@ -38,33 +38,10 @@ typedef struct IdEntry
 	char	   *id;				/* the hash key: a pointer to the string */
 } IdEntry;
 
-static uint32
-id_hash(const void *key, Size keysize)
-{
-	const char *id = *(char *const *) key;
-
-	return hash_bytes((const unsigned char *) id, strlen(id));
-}
-
-static int
-id_match(const void *a, const void *b, Size keysize)
-{
-	return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 static HTAB *
 id_set(void)
 {
-	HASHCTL		ctl;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(char *);
-	ctl.entrysize = sizeof(IdEntry);
-	ctl.hash = id_hash;
-	ctl.match = id_match;
-	ctl.hcxt = CurrentMemoryContext;
-	return hash_create("flusso verify ids", 1024, &ctl,
-					   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+	return string_hash_create("flusso verify ids", sizeof(IdEntry), CurrentMemoryContext);
 }
 
 static void
