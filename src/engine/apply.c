@@ -40,9 +40,8 @@
 
 /*
  * A key a change resolved to: its document id and, for composite keys,
- * the parts.  The
- * set is keyed by the id string it points to, so that an entry costs what
- * its id takes, not a fixed buffer: a batch keeps up to KEY_SET_LIMIT.
+ * the parts.  The set is keyed by the id string it points to
+ * (common/string_hash.c): a batch keeps up to KEY_SET_LIMIT.
  */
 typedef struct ResolvedKey
 {
