@@ -38,6 +38,7 @@
 #include "check/tables.h"
 #include "common/pinned.h"
 #include "common/requests.h"
+#include "common/text_array.h"
 #include "engine/engine.h"
 #include "index/definition.h"
 #include "worker/partitions.h"
@@ -66,7 +67,11 @@ static void
 request_seeds(List *relids)
 {
 	CatalogUser saved;
-	bool		requested = false;
+	List	   *names = NIL;
+	char	  **array;
+	int			n = 0;
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1];
 	ListCell   *lc;
 
 	if (!OidIsValid(get_extension_oid("flusso", true)))
@@ -76,25 +81,27 @@ request_seeds(List *relids)
 	foreach(lc, index_load_all())
 	{
 		StoredIndex *index = lfirst(lc);
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		values[1];
 
-		if (!index_reads_any(index, relids))
-			continue;
-		values[0] = CStringGetTextDatum(index->name);
+		if (index_reads_any(index, relids))
+			names = lappend(names, index->name);
+	}
+	if (names != NIL)
+	{
+		array = palloc(sizeof(char *) * list_length(names));
+		foreach(lc, names)
+			array[n++] = lfirst(lc);
+		values[0] = text_array_from_strings(array, n);
 		SPI_connect();
 		catalog_become_owner(&saved);
 		if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) "
-								  "VALUES ('" SIGNAL_PARTITIONS "', $1)",
+								  "SELECT '" SIGNAL_PARTITIONS "', pg_catalog.unnest($1)",
 								  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not request a seed of index \"%s\"", index->name);
+			elog(ERROR, "could not request a seed of the indexes reading a partitioned table");
 		catalog_restore_user(&saved);
 		SPI_finish();
-		requested = true;
+		request_worker_at_commit(true);
 	}
 	PopActiveSnapshot();
-	if (requested)
-		request_worker_at_commit(true);
 }
 
 static void
