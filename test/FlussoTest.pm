@@ -18,8 +18,9 @@ use Exporter 'import';
 # module's own folder.
 BEGIN { $ENV{FLUSSO_TEST_DIR} //= dirname(abs_path(__FILE__)); }
 
-our @EXPORT = qw(flusso_node fixture_path load_library streaming_library
-  library_workload start_library_workload library_caught_up);
+our @EXPORT = qw(flusso_node flusso_settings server_has_setting fixture_path
+  load_library streaming_library library_workload start_library_workload
+  library_caught_up);
 
 sub fixture_path
 {
@@ -27,14 +28,41 @@ sub fixture_path
 	return "$ENV{FLUSSO_TEST_DIR}/fixtures/$name";
 }
 
-# A started node running with test/flusso.conf.
+# Does the server on PATH know setting $name?  output_plugin_libraries
+# exists only in the minors released from 2026-08-13 on, and older ones
+# refuse to start with it.
+my %server_settings;
+sub server_has_setting
+{
+	my ($name) = @_;
+	if (!%server_settings)
+	{
+		my ($out, $err);
+		IPC::Run::run([ 'postgres', '--describe-config' ], '>', \$out, '2>', \$err)
+		  or die "postgres --describe-config failed: $err";
+		$server_settings{ (split /\t/)[0] } = 1 for split /\n/, $out;
+	}
+	return exists $server_settings{$name};
+}
+
+# test/flusso.conf, plus output_plugin_libraries listing flusso where the
+# server has that setting (test/cluster_conf.sh does the same for the
+# scripts).
+sub flusso_settings
+{
+	my $settings = slurp_file("$ENV{FLUSSO_TEST_DIR}/flusso.conf");
+	$settings .= "output_plugin_libraries = 'pgoutput, test_decoding, flusso'\n"
+	  if server_has_setting('output_plugin_libraries');
+	return $settings;
+}
+
+# A started node running with flusso_settings().
 sub flusso_node
 {
 	my ($name) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
-	$node->append_conf('postgresql.conf',
-		slurp_file("$ENV{FLUSSO_TEST_DIR}/flusso.conf"));
+	$node->append_conf('postgresql.conf', flusso_settings());
 	$node->start;
 	return $node;
 }

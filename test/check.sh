@@ -14,6 +14,7 @@ bash "$FLUSSO_ROOT/test/opensearch/node.sh" build || exit 1
 
 work=$(mktemp -d --tmpdir --suffix=.flusso-test)
 cp -r --preserve=timestamps "$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$work/"
+bash "$FLUSSO_ROOT/test/cluster_conf.sh" "$PG_BINDIR" >"$work/test/cluster.conf"
 [ "$(id -u)" -eq 0 ] && chown -R postgres: "$work"
 echo "check.sh: working in $work"
 
@@ -35,7 +36,7 @@ echo "== pg_regress"
 if ! as_cluster_user env PATH="$PG_BINDIR:$PATH" \
 	"$PGXS_DIR/src/test/regress/pg_regress" \
 	--bindir="$PG_BINDIR" --inputdir="$work" --outputdir="$work" \
-	--temp-instance="$work/tmp_regress" --temp-config="$work/test/flusso.conf" \
+	--temp-instance="$work/tmp_regress" --temp-config="$work/test/cluster.conf" \
 	--dbname=contrib_regression "$@"; then
 	[ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"
 	status=1
@@ -54,7 +55,7 @@ if ! (cd "$work" && as_cluster_user env PATH="$PG_BINDIR:$PATH" \
 fi
 
 # What packagers run: make installcheck (REGRESS against a running server
-# configured as test/flusso.conf says, then the TAP tests through PGXS's
+# configured as test/cluster_conf.sh prints, then the TAP tests through PGXS's
 # prove_installcheck, one of them here), from a copy of the tree as the
 # cluster's user, without apt-get or sudo.
 echo "== make installcheck, against a running server"

@@ -17,7 +17,7 @@ else
 fi
 
 # start_cluster DIR PORT [SETTING...]: create a throwaway cluster in DIR/data
-# with test/flusso.conf and the given settings, listening only on a Unix
+# with test/cluster_conf.sh's settings and the given ones, listening only on a Unix
 # socket in DIR, and start it (log in DIR/server.log).
 start_cluster() {
 	local dir=$1 port=$2
@@ -26,7 +26,7 @@ start_cluster() {
 	[ "$(id -u)" -eq 0 ] && chown "$CLUSTER_USER": "$dir"
 	as_cluster_user "$PG_BINDIR/initdb" -D "$dir/data" -A trust -U postgres >/dev/null
 	{
-		cat "$FLUSSO_ROOT/test/flusso.conf"
+		bash "$FLUSSO_ROOT/test/cluster_conf.sh" "$PG_BINDIR"
 		echo "port = $port"
 		echo "listen_addresses = ''"
 		echo "unix_socket_directories = '$dir'"
