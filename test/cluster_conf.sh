@@ -13,6 +13,8 @@ cat "$here/flusso.conf"
 # postgres refuses to run as root, even to describe its settings
 describe=("$bindir/postgres" --describe-config)
 [ "$(id -u)" -eq 0 ] && describe=(runuser -u postgres -- "${describe[@]}")
-if "${describe[@]}" 2>/dev/null | cut -f1 | grep -qx output_plugin_libraries; then
+# (read whole first: grep -q ending the pipe early would fail it under pipefail)
+settings=$("${describe[@]}" 2>/dev/null | cut -f1)
+if grep -qx output_plugin_libraries <<<"$settings"; then
 	echo "output_plugin_libraries = 'pgoutput, test_decoding, flusso'"
 fi
