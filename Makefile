@@ -35,7 +35,7 @@ SHLIB_LINK = -lyaml -lcurl -Wl,--version-script=$(srcdir)/flusso.map
 EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 
 # pg_regress inputs (sql/<name>.sql, expected/<name>.out); run by test/check.sh
-REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft
+REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile
 # What packagers run (pg_buildext): `make installcheck` runs REGRESS against
 # the server PGHOST/PGPORT name, configured as test/flusso.conf says, then
 # the TAP tests, which start their own clusters from the installed build;

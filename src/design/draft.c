@@ -36,25 +36,39 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/json.h"
 #include "utils/lsyscache.h"
 
 #include "check/types.h"
 #include "design/catalog.h"
+#include "design/yaml_writer.h"
 #include "index/access.h"
+#include "schema/names.h"
 #include "schema/schema.h"
 
 #define DRAFT_MAX_DEPTH 3
 
+/*
+ * The size a draft is held to, so that flusso_create_index takes it as it
+ * is: three quarters of the largest definition it reads, in bytes and in
+ * values, measured by an upper bound of what the emitter writes (every
+ * byte of a scalar counted as its longest escape).
+ */
+#define DRAFT_MAX_BYTES		(SCHEMA_MAX_INPUT / 4 * 3)
+#define DRAFT_MAX_VALUES	(SCHEMA_MAX_VALUES / 4 * 3)
+
+/* joins left out for size that get a comment each; the rest are counted */
+#define DRAFT_SIZE_NOTES	20
+
 PG_FUNCTION_INFO_V1(flusso_draft);
 
-/* The items of one fields: list, as they are written. */
+/* The fields: list of one table, as it is drafted. */
 typedef struct FieldList
 {
-	StringInfoData text;
-	int			indent;			/* of the "- " of each item */
-	int			nitems;
+	SchemaValue *items;
+	const char *path;			/* where it is, for comments: "" at the root */
+	int			level;			/* how deep its items nest, for the size bound */
 	List	   *names;			/* field names taken */
 } FieldList;
 
@@ -68,65 +82,67 @@ typedef struct Arrival
 typedef struct DraftContext
 {
 	const char *root_nspname;	/* what a join's schema defaults to */
+	List	   *notes;			/* comment lines, made by design_comment_text */
+	Size		bytes;			/* bound of the text drafted so far */
+	int			values;			/* values drafted so far */
+	int			size_left_out;	/* joins left out for size */
 } DraftContext;
 
-static void draft_fields(DraftContext *cx, StringInfo out, int indent, Oid relid,
-						 int depth, Arrival arrival);
+static SchemaValue *draft_fields(DraftContext *cx, const char *path, int level,
+								 Oid relid, int depth, Arrival arrival);
 
+/* What a value costs, the most the emitter can write for it at that level. */
 static void
-add_line(FieldList *list, int extra, const char *text)
+count_cost(DraftContext *cx, const char *key, const SchemaValue *value, int level)
 {
-	appendStringInfoSpaces(&list->text, list->indent + extra);
-	appendStringInfo(&list->text, "%s\n", text);
-}
-
-/* A name or label as comment text: no line break can end the comment. */
-static char *
-comment_text(const char *name)
-{
-	char	   *text = pstrdup(name);
-
-	for (char *p = text; *p; p++)
+	cx->bytes += 2 * level + 4 + (key ? strlen(key) : 0);
+	cx->values += key ? 2 : 1;
+	if (value->kind == SV_SEQUENCE || value->kind == SV_MAPPING)
 	{
-		if ((unsigned char) *p < 0x20 || *p == 0x7f)
-			*p = '?';
+		for (int i = 0; i < value->nitems; i++)
+			count_cost(cx, value->keys[i], value->items[i], level + 1);
 	}
-	return text;
+	else
+		cx->bytes += 4 * strlen(value->str ? value->str : "null") + 2;
 }
 
-static void
-add_comment(FieldList *list, const char *text)
+static bool
+over_budget(DraftContext *cx)
 {
-	add_line(list, 0, psprintf("# %s", comment_text(text)));
+	return cx->bytes > DRAFT_MAX_BYTES || cx->values > DRAFT_MAX_VALUES;
+}
+
+/* A comment on what list's table was drafted with: where, then what. */
+static void
+add_note(DraftContext *cx, FieldList *list, const char *text)
+{
+	char	   *line = design_comment_text(psprintf("%s: %s",
+													list->path[0] ? list->path : "root",
+													text));
+
+	cx->notes = lappend(cx->notes, line);
+	cx->bytes += strlen(line) + 3;
+}
+
+/* Append item, a mapping, to list's fields, and count what it costs. */
+static void
+add_field(DraftContext *cx, FieldList *list, SchemaValue *item)
+{
+	schema_value_append(list->items, NULL, item);
+	count_cost(cx, NULL, item, list->level);
 }
 
 /*
- * A string as a YAML scalar: plain when it reads back as itself (YAML 1.2
- * core schema: null, true and false do not), double-quoted otherwise.
+ * Take name for a field of list, or when it is taken name_2, name_3, ...,
+ * cut short enough that the number fits in a name.  A column's own name is
+ * never cut (columns are drafted first, and a table's are distinct); a
+ * join's, made of a table's and a column's, is cut to the longest a field
+ * name may be.
  */
-static char *
-yaml_string(const char *s)
-{
-	bool		plain = (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_';
-	StringInfoData buf;
-
-	for (const char *p = s; plain && *p; p++)
-		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			(*p >= '0' && *p <= '9') || *p == '_';
-	if (plain && pg_strcasecmp(s, "null") != 0 && pg_strcasecmp(s, "true") != 0 &&
-		pg_strcasecmp(s, "false") != 0)
-		return pstrdup(s);
-	initStringInfo(&buf);
-	escape_json(&buf, s);
-	return buf.data;
-}
-
-/* Take name for a field of list, or name_2, name_3, ... when it is taken. */
 static char *
 take_name(FieldList *list, const char *name)
 {
-	char	   *base = pnstrdup(name, NAMEDATALEN - 8);
-	char	   *candidate = base;
+	char	   *candidate = pnstrdup(name, SCHEMA_MAX_NAME);
 	ListCell   *lc;
 
 	for (int n = 2;; n++)
@@ -140,7 +156,7 @@ take_name(FieldList *list, const char *name)
 		}
 		if (!taken)
 			break;
-		candidate = psprintf("%s_%d", base, n);
+		candidate = psprintf("%.*s_%d", SCHEMA_MAX_NAME - 8, name, n);
 	}
 	list->names = lappend(list->names, candidate);
 	return candidate;
@@ -214,38 +230,44 @@ field_type(Oid column_type, bool key, ScalarType *type)
 }
 
 static void
-draft_column(FieldList *list, const DraftColumn *column, bool key)
+draft_column(DraftContext *cx, FieldList *list, Oid relid, const DraftColumn *column,
+			 bool key)
 {
 	ScalarType	type;
+	SchemaValue *item;
 
 	if (!schema_valid_identifier(column->name))
 	{
-		add_comment(list, psprintf("left out: column %s, whose name is not a flusso identifier (^[a-z_][a-z0-9_]*$)",
-								   quote_identifier(column->name)));
+		add_note(cx, list, psprintf("left out column %s of %s, whose name is not a flusso identifier (^[a-z_][a-z0-9_]*$)",
+									quote_identifier(column->name), draft_table_display(relid)));
 		return;
 	}
 	if (!field_type(column->type, key, &type))
 	{
-		add_comment(list, psprintf("left out: column %s of type %s, which no field type reads (a custom field can)",
-								   quote_identifier(column->name), format_type_be(column->type)));
+		add_note(cx, list, psprintf("left out column %s of %s, of type %s, which no field type reads (a custom field can)",
+									quote_identifier(column->name), draft_table_display(relid),
+									format_type_be(column->type)));
 		return;
 	}
-	add_line(list, 0, psprintf("- %s: %s", schema_type_name(type),
-							   yaml_string(take_name(list, column->name))));
-	add_line(list, 2, psprintf("required: %s", column->notnull ? "true" : "false"));
+	item = schema_value_mapping();
+	schema_put_string(item, schema_type_name(type), take_name(list, column->name));
+	schema_put_bool(item, "required", column->notnull);
 	if (type == ST_ENUM)
 	{
 		List	   *labels = enum_labels(type_element(column->type));
-		StringInfoData buf;
+		SchemaValue *variants = schema_value_new(SV_SEQUENCE, 0, 0);
 		ListCell   *lc;
 
-		initStringInfo(&buf);
 		foreach(lc, labels)
-			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", yaml_string(lfirst(lc)));
+			schema_value_append(variants, NULL, schema_value_string(lfirst(lc)));
 		if (labels != NIL)
-			add_line(list, 2, psprintf("variants: [%s]", buf.data));
+			schema_value_append(item, "variants", variants);
+		else
+			add_note(cx, list, psprintf("column %s: a label of type %s cannot be a variant, so none are listed",
+										quote_identifier(column->name),
+										format_type_be(type_element(column->type))));
 	}
-	list->nitems++;
+	add_field(cx, list, item);
 }
 
 /* The attnums of the table's key columns and of its foreign keys' columns. */
@@ -264,21 +286,20 @@ is_key_column(List *keys, List *outgoing, AttrNumber attnum)
 	return false;
 }
 
-/* "id" or "[a, b]": a primary key as the format writes it */
-static char *
-key_text(Oid relid, List *key)
+/* "id" or [a, b]: a primary key as the format writes it */
+static SchemaValue *
+key_value(Oid relid, List *key)
 {
-	StringInfoData buf;
+	SchemaValue *columns;
 	ListCell   *lc;
 
 	if (list_length(key) == 1)
-		return yaml_string(get_attname(relid, linitial_int(key), false));
-	initStringInfo(&buf);
+		return schema_value_string(get_attname(relid, linitial_int(key), false));
+	columns = schema_value_new(SV_SEQUENCE, 0, 0);
 	foreach(lc, key)
-		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "[",
-						 yaml_string(get_attname(relid, lfirst_int(lc), false)));
-	appendStringInfoChar(&buf, ']');
-	return buf.data;
+		schema_value_append(columns, NULL,
+							schema_value_string(get_attname(relid, lfirst_int(lc), false)));
+	return columns;
 }
 
 /* Can every name of key be written in the format? */
@@ -314,16 +335,53 @@ join_table_problem(Oid relid)
 	return NULL;
 }
 
-/* The lines every join has: table, schema if not the root's, primary key. */
+/* The keys every join has: table, schema if not the root's, primary key. */
 static void
-add_join_table(DraftContext *cx, FieldList *list, Oid relid)
+put_join_table(DraftContext *cx, SchemaValue *join, Oid relid)
 {
 	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
 
-	add_line(list, 2, psprintf("table: %s", yaml_string(get_rel_name(relid))));
+	schema_put_string(join, "table", get_rel_name(relid));
 	if (strcmp(nspname, cx->root_nspname) != 0)
-		add_line(list, 2, psprintf("schema: %s", yaml_string(nspname)));
-	add_line(list, 2, psprintf("primary_key: %s", key_text(relid, draft_primary_key(relid))));
+		schema_put_string(join, "schema", nspname);
+	schema_value_append(join, "primary_key", key_value(relid, draft_primary_key(relid)));
+}
+
+/*
+ * Add join, named name, to list with the fields of relid, unless that would
+ * take the draft past its size bound: then nothing of it stays, the name
+ * included, and a comment (for the first few) says it was left out.
+ */
+static void
+add_join(DraftContext *cx, FieldList *list, SchemaValue *join, const char *name,
+		 const char *guess, Oid relid, int depth, Arrival arrival)
+{
+	Size		bytes = cx->bytes;
+	int			values = cx->values;
+	int			nnotes = list_length(cx->notes);
+	int			size_left_out = cx->size_left_out;
+	SchemaValue *fields;
+
+	if (!over_budget(cx))
+	{
+		add_note(cx, list, guess);
+		count_cost(cx, NULL, join, list->level);
+		fields = draft_fields(cx, list->path[0] ? psprintf("%s.%s", list->path, name) : name,
+							  list->level + 2, relid, depth - 1, arrival);
+		if (!over_budget(cx))
+		{
+			schema_value_append(join, "fields", fields);
+			schema_value_append(list->items, NULL, join);
+			return;
+		}
+		cx->bytes = bytes;
+		cx->values = values;
+		cx->notes = list_truncate(cx->notes, nnotes);
+		cx->size_left_out = size_left_out;
+	}
+	list->names = list_delete_last(list->names);
+	if (++cx->size_left_out <= DRAFT_SIZE_NOTES)
+		add_note(cx, list, psprintf("left out for size, %s", guess));
 }
 
 static void
@@ -332,6 +390,7 @@ draft_belongs_to(DraftContext *cx, FieldList *list, const DraftForeignKey *fk, i
 	char	   *column = get_attname(fk->from_relid, fk->from_attnum, false);
 	char	   *problem = join_table_problem(fk->to_relid);
 	char	   *name;
+	SchemaValue *join;
 
 	if (problem == NULL && fk->ncolumns != 1)
 		problem = psprintf("it has %d columns, and a join follows one", fk->ncolumns);
@@ -341,22 +400,22 @@ draft_belongs_to(DraftContext *cx, FieldList *list, const DraftForeignKey *fk, i
 		problem = "its column is not a flusso identifier";
 	if (problem)
 	{
-		add_comment(list, psprintf("left out: foreign key %s to %s: %s",
-								   fk->conname, draft_table_display(fk->to_relid), problem));
+		add_note(cx, list, psprintf("left out foreign key %s to %s: %s",
+									quote_identifier(fk->conname),
+									draft_table_display(fk->to_relid), problem));
 		return;
 	}
 	name = strip_id(column);
 	name = take_name(list, name ? name : get_rel_name(fk->to_relid));
-	add_comment(list, psprintf("guessed: belongs_to %s, from foreign key %s",
-							   draft_table_display(fk->to_relid), fk->conname));
-	add_line(list, 0, psprintf("- belongs_to: %s", yaml_string(name)));
-	add_line(list, 2, psprintf("column: %s", yaml_string(column)));
-	add_join_table(cx, list, fk->to_relid);
-	add_line(list, 2, psprintf("required: %s",
-							   draft_column_notnull(fk->from_relid, fk->from_attnum) ? "true" : "false"));
-	draft_fields(cx, &list->text, list->indent + 2, fk->to_relid, depth - 1,
-				 (Arrival) {fk->conoid, true});
-	list->nitems++;
+	join = schema_value_mapping();
+	schema_put_string(join, "belongs_to", name);
+	schema_put_string(join, "column", column);
+	put_join_table(cx, join, fk->to_relid);
+	schema_put_bool(join, "required", draft_column_notnull(fk->from_relid, fk->from_attnum));
+	add_join(cx, list, join, name,
+			 psprintf("guessed belongs_to %s (%s), from foreign key %s",
+					  name, draft_table_display(fk->to_relid), quote_identifier(fk->conname)),
+			 fk->to_relid, depth, (Arrival) {fk->conoid, true});
 }
 
 /* The other columns of a junction than its two keys, for the comment. */
@@ -372,7 +431,7 @@ junction_extra_columns(const DraftForeignKey *near, const DraftForeignKey *far)
 		DraftColumn *column = lfirst(lc);
 
 		if (column->attnum != near->from_attnum && column->attnum != far->from_attnum)
-			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", column->name);
+			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", quote_identifier(column->name));
 	}
 	return buf.len ? psprintf(" (its other columns are left out: %s)", buf.data) : "";
 }
@@ -404,6 +463,9 @@ draft_many_to_many(DraftContext *cx, FieldList *list, const DraftForeignKey *nea
 	DraftForeignKey *far = draft_junction_far_key(near);
 	char	   *left;
 	char	   *right;
+	char	   *name;
+	SchemaValue *join;
+	SchemaValue *through;
 
 	if (far == NULL || join_table_problem(far->to_relid) != NULL ||
 		draft_single_key(far->to_relid) != far->to_attnum ||
@@ -414,23 +476,24 @@ draft_many_to_many(DraftContext *cx, FieldList *list, const DraftForeignKey *nea
 	if (!schema_valid_identifier(left) || !schema_valid_identifier(right))
 		return false;
 
-	add_comment(list, psprintf("guessed: many_to_many %s through %s, from foreign keys %s and %s%s",
-							   draft_table_display(far->to_relid),
-							   draft_table_display(near->from_relid),
-							   near->conname, far->conname,
-							   junction_extra_columns(near, far)));
-	add_line(list, 0, psprintf("- many_to_many: %s",
-							   yaml_string(take_name(list, keys_from(incoming, near->from_relid) > 1
-													 ? (strip_id(right) ? strip_id(right) : right)
-													 : get_rel_name(far->to_relid)))));
-	add_join_table(cx, list, far->to_relid);
-	add_line(list, 2, "through:");
-	add_line(list, 4, psprintf("table: %s", yaml_string(get_rel_name(near->from_relid))));
-	add_line(list, 4, psprintf("left_key: %s", yaml_string(left)));
-	add_line(list, 4, psprintf("right_key: %s", yaml_string(right)));
-	draft_fields(cx, &list->text, list->indent + 2, far->to_relid, depth - 1,
-				 (Arrival) {far->conoid, true});
-	list->nitems++;
+	name = take_name(list, keys_from(incoming, near->from_relid) > 1
+					 ? (strip_id(right) ? strip_id(right) : right)
+					 : get_rel_name(far->to_relid));
+	join = schema_value_mapping();
+	schema_put_string(join, "many_to_many", name);
+	put_join_table(cx, join, far->to_relid);
+	through = schema_value_mapping();
+	schema_put_string(through, "table", get_rel_name(near->from_relid));
+	schema_put_string(through, "left_key", left);
+	schema_put_string(through, "right_key", right);
+	schema_value_append(join, "through", through);
+	add_join(cx, list, join, name,
+			 psprintf("guessed many_to_many %s (%s through %s), from foreign keys %s and %s%s",
+					  name, draft_table_display(far->to_relid),
+					  draft_table_display(near->from_relid),
+					  quote_identifier(near->conname), quote_identifier(far->conname),
+					  junction_extra_columns(near, far)),
+			 far->to_relid, depth, (Arrival) {far->conoid, true});
 	return true;
 }
 
@@ -446,8 +509,10 @@ draft_has_many(DraftContext *cx, FieldList *list, const DraftForeignKey *fk, Lis
 	char	   *column = get_attname(fk->from_relid, fk->from_attnum, false);
 	char	   *child = get_rel_name(fk->from_relid);
 	char	   *problem = NULL;
+	const char *verb;
 	char	   *name;
 	bool		one;
+	SchemaValue *join;
 
 	if (fk->ncolumns != 1 || draft_single_key(relid) != fk->to_attnum)
 		problem = "it does not point at the single-column primary key of this table";
@@ -458,47 +523,49 @@ draft_has_many(DraftContext *cx, FieldList *list, const DraftForeignKey *fk, Lis
 		problem = "its column is not a flusso identifier";
 	if (problem)
 	{
-		add_comment(list, psprintf("left out: foreign key %s of %s: %s",
-								   fk->conname, draft_table_display(fk->from_relid), problem));
+		add_note(cx, list, psprintf("left out foreign key %s of %s: %s",
+									quote_identifier(fk->conname),
+									draft_table_display(fk->from_relid), problem));
 		return;
 	}
 	one = draft_column_unique(fk->from_relid, fk->from_attnum);
-	name = keys_from(incoming, fk->from_relid) > 1 || fk->from_relid == relid
-		? psprintf("%s_by_%s", child, strip_id(column) ? strip_id(column) : column)
-		: child;
-	add_comment(list, psprintf("guessed: %s %s, from foreign key %s%s",
-							   one ? "has_one" : "has_many", draft_table_display(fk->from_relid),
-							   fk->conname, one ? psprintf(" (%s is unique)", column) : ""));
-	add_line(list, 0, psprintf("- %s: %s", one ? "has_one" : "has_many",
-							   yaml_string(take_name(list, name))));
-	add_join_table(cx, list, fk->from_relid);
-	add_line(list, 2, psprintf("foreign_key: %s", yaml_string(column)));
-	draft_fields(cx, &list->text, list->indent + 2, fk->from_relid, depth - 1,
-				 (Arrival) {fk->conoid, false});
-	list->nitems++;
+	verb = one ? "has_one" : "has_many";
+	name = take_name(list, keys_from(incoming, fk->from_relid) > 1 || fk->from_relid == relid
+					 ? psprintf("%s_by_%s", child, strip_id(column) ? strip_id(column) : column)
+					 : child);
+	join = schema_value_mapping();
+	schema_put_string(join, verb, name);
+	put_join_table(cx, join, fk->from_relid);
+	schema_put_string(join, "foreign_key", column);
+	add_join(cx, list, join, name,
+			 psprintf("guessed %s %s (%s), from foreign key %s%s",
+					  verb, name, draft_table_display(fk->from_relid),
+					  quote_identifier(fk->conname),
+					  one ? psprintf(" (%s is unique)", quote_identifier(column)) : ""),
+			 fk->from_relid, depth, (Arrival) {fk->conoid, false});
 }
 
 /*
- * "fields:" at indent, then the fields of table relid: its columns, and
+ * The fields of table relid, its items nesting at level: its columns, and
  * when depth is above 0 its joins, each with its own fields one level less
  * deep.
  */
-static void
-draft_fields(DraftContext *cx, StringInfo out, int indent, Oid relid, int depth,
+static SchemaValue *
+draft_fields(DraftContext *cx, const char *path, int level, Oid relid, int depth,
 			 Arrival arrival)
 {
-	FieldList	list = {{0}, indent + 2, 0, NIL};
+	FieldList	list = {schema_value_new(SV_SEQUENCE, 0, 0), path, level, NIL};
 	List	   *key = draft_primary_key(relid);
 	List	   *outgoing = draft_foreign_keys(relid, false);
 	List	   *incoming = depth > 0 ? draft_foreign_keys(relid, true) : NIL;
 	ListCell   *lc;
 
-	initStringInfo(&list.text);
+	check_stack_depth();
 	foreach(lc, draft_columns(relid))
 	{
 		DraftColumn *column = lfirst(lc);
 
-		draft_column(&list, column, is_key_column(key, outgoing, column->attnum));
+		draft_column(cx, &list, relid, column, is_key_column(key, outgoing, column->attnum));
 	}
 	if (depth > 0)
 	{
@@ -517,9 +584,7 @@ draft_fields(DraftContext *cx, StringInfo out, int indent, Oid relid, int depth,
 				draft_has_many(cx, &list, fk, incoming, relid, depth);
 		}
 	}
-	appendStringInfoSpaces(out, indent);
-	appendStringInfoString(out, list.nitems > 0 ? "fields:\n" : "fields: []\n");
-	appendBinaryStringInfo(out, list.text.data, list.text.len);
+	return list.items;
 }
 
 /* The root must be a table flusso can index, named as the format names tables. */
@@ -546,15 +611,49 @@ check_root(Oid relid)
 				 errdetail("Definitions name schemas and tables with identifiers matching ^[a-z_][a-z0-9_]*$.")));
 }
 
+/* The comment the draft starts with: what it is and how to read the notes. */
+static List *
+draft_header(Oid relid, int depth, DraftContext *cx)
+{
+	List	   *lines = NIL;
+
+	lines = lappend(lines, design_comment_text(psprintf("A draft of an index on %s, read from the catalog by flusso_draft,",
+														draft_table_display(relid))));
+	lines = lappend(lines, depth == 0 ? "following no foreign key.  Guessed: the field type of each column"
+					: psprintf("following foreign keys %d level%s deep.  Guessed: the field type of each column",
+							   depth, depth == 1 ? "" : "s"));
+	lines = lappend(lines, "(text as text; keys, character(n) as keyword; enum types as enum),");
+	lines = lappend(lines, depth == 0 ? "and required from NOT NULL."
+					: "required from NOT NULL, and a join per foreign key, each noted below.");
+	if (cx->notes != NIL)
+	{
+		lines = lappend(lines, "");
+		lines = lappend(lines, "Notes, by where they apply (names as SQL writes them, any character that");
+		lines = lappend(lines, "is not printable ASCII escaped):");
+		lines = list_concat(lines, cx->notes);
+	}
+	if (cx->size_left_out > DRAFT_SIZE_NOTES)
+		lines = lappend(lines, psprintf("... and %d more joins left out for size",
+										cx->size_left_out - DRAFT_SIZE_NOTES));
+	if (cx->size_left_out > 0)
+		lines = lappend(lines, psprintf("Joins were left out to keep the draft within %d kB and %d values, which",
+										DRAFT_MAX_BYTES / 1024, DRAFT_MAX_VALUES));
+	if (cx->size_left_out > 0)
+		lines = lappend(lines, "flusso_create_index takes: draft with a smaller depth, or add them by hand.");
+	return lines;
+}
+
 /* flusso_draft(root regclass, depth int) RETURNS text */
 Datum
 flusso_draft(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	int			depth = PG_GETARG_INT32(1);
-	DraftContext cx;
-	StringInfoData out;
+	DraftContext cx = {0};
+	FieldList	root = {NULL, "", 0, NIL};
+	SchemaValue *document;
 	List	   *key;
+	char	   *text;
 
 	flusso_require_admin();
 	if (depth < 0 || depth > DRAFT_MAX_DEPTH)
@@ -566,24 +665,23 @@ flusso_draft(PG_FUNCTION_ARGS)
 	cx.root_nspname = get_namespace_name(get_rel_namespace(relid));
 	key = draft_primary_key(relid);
 
-	initStringInfo(&out);
-	appendStringInfo(&out,
-					 "# A draft of an index on %s, read from the catalog by flusso_draft,\n"
-					 "# %s.  Guessed: the field type of each column\n"
-					 "# (text as text; keys, character(n) as keyword; enum types as enum),\n"
-					 "# required from NOT NULL%s.\n"
-					 "version: 1\nschema: %s\ntable: %s\n",
-					 comment_text(draft_table_display(relid)),
-					 depth == 0 ? "following no foreign key"
-					 : psprintf("following foreign keys %d level%s deep", depth, depth == 1 ? "" : "s"),
-					 depth == 0 ? "" : ", and a join per foreign key, marked below",
-					 yaml_string(cx.root_nspname), yaml_string(get_rel_name(relid)));
+	document = schema_value_mapping();
+	schema_put_int(document, "version", 1);
+	schema_put_string(document, "schema", cx.root_nspname);
+	schema_put_string(document, "table", get_rel_name(relid));
 	if (key == NIL)
-		appendStringInfoString(&out, "# no primary key: declare primary_key (NOT NULL columns a unique index covers)\n");
+		add_note(&cx, &root, "no primary key: declare primary_key (NOT NULL columns a unique index covers)");
 	else if (!names_valid(relid, key))
-		appendStringInfoString(&out, "# the primary key has a column that is not a flusso identifier: declare another primary_key\n");
+		add_note(&cx, &root, "the primary key has a column that is not a flusso identifier: declare another primary_key");
 	else
-		appendStringInfo(&out, "primary_key: %s\n", key_text(relid, key));
-	draft_fields(&cx, &out, 0, relid, depth, (Arrival) {InvalidOid, false});
-	PG_RETURN_TEXT_P(cstring_to_text(out.data));
+		schema_value_append(document, "primary_key", key_value(relid, key));
+	count_cost(&cx, NULL, document, 0);
+	schema_value_append(document, "fields",
+						draft_fields(&cx, "", 1, relid, depth, (Arrival) {InvalidOid, false}));
+
+	text = design_yaml_text(document, draft_header(relid, depth, &cx));
+	if (strlen(text) > SCHEMA_MAX_INPUT || document->weight > SCHEMA_MAX_VALUES)
+		elog(ERROR, "the draft of %s outgrew its bound: %zu bytes, %d values",
+			 draft_table_display(relid), strlen(text), document->weight);
+	PG_RETURN_TEXT_P(cstring_to_text(text));
 }
