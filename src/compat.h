@@ -2,8 +2,9 @@
  *
  * compat.h
  *	  Shims over the differences between the PostgreSQL versions flusso
- *	  builds against, for backend code.  PostgreSQL 15 is tested; 16 to 18
- *	  are guarded here so that they compile.  No other file tests
+ *	  builds against, for backend code.  15 and 18 are built and tested;
+ *	  16 and 17 are guarded here with the same shims, each difference small
+ *	  enough to be read against both ends.  No other file tests
  *	  PG_VERSION_NUM but schema/jsonapi_compat.h, the frontend-safe shims
  *	  of the schema reader, which depends on nothing else in the tree.
  *
@@ -67,6 +68,40 @@
 #define compat_slot_invalidated(slot) \
 	(!XLogRecPtrIsInvalid((slot)->data.invalidated_at) && \
 	 XLogRecPtrIsInvalid((slot)->data.restart_lsn))
+#endif
+
+/*
+ * 17 made logical slots failover slots on request (synced to standbys that
+ * sync_replication_slots) and marks the synced copies; 15 and 16 have
+ * neither, so failover is ignored there.
+ */
+#if PG_VERSION_NUM >= 170000
+#define compat_slot_create_ephemeral(name, failover) \
+	ReplicationSlotCreate((name), true, RS_EPHEMERAL, false, (failover), false)
+#define compat_slot_is_failover(slot) ((slot)->data.failover)
+#else
+#define compat_slot_create_ephemeral(name, failover) \
+	ReplicationSlotCreate((name), true, RS_EPHEMERAL, false)
+#define compat_slot_is_failover(slot) false
+#endif
+
+/* 18 asks whether acquiring an invalidated slot is an error: it is for us */
+#if PG_VERSION_NUM >= 180000
+#define compat_slot_acquire(name) ReplicationSlotAcquire((name), true, true)
+#else
+#define compat_slot_acquire(name) ReplicationSlotAcquire((name), true)
+#endif
+
+/* 18 can return a deferrable primary key; flusso wants the immediate one, as before */
+#if PG_VERSION_NUM >= 180000
+#define compat_primary_key_index(rel) RelationGetPrimaryKeyIndex((rel), false)
+#else
+#define compat_primary_key_index(rel) RelationGetPrimaryKeyIndex(rel)
+#endif
+
+/* 18 replaced the postfix pg_attribute_noreturn() by the prefix pg_noreturn */
+#if PG_VERSION_NUM < 180000 && !defined(pg_noreturn)
+#define pg_noreturn pg_attribute_noreturn()
 #endif
 
 #endif							/* FLUSSO_COMPAT_H */

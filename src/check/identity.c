@@ -36,6 +36,7 @@
 #include "utils/syscache.h"
 
 #include "check/identity.h"
+#include "compat.h"
 
 /* The partitions of partitioned table relid that hold rows. */
 static List *
@@ -228,7 +229,7 @@ table_identity_fix_sql(Oid relid, List *columns)
 	int			best_width = INT_MAX;
 	ListCell   *lc;
 	char	   *sql;
-	Oid			pkey = RelationGetPrimaryKeyIndex(rel);
+	Oid			pkey = compat_primary_key_index(rel);
 
 	foreach(lc, columns)
 		needed = bms_add_member(needed, get_attnum(relid, (char *) lfirst(lc)));

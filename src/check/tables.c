@@ -31,6 +31,7 @@
 #include "check/lookups.h"
 #include "check/tables.h"
 #include "check/types.h"
+#include "compat.h"
 #include "document/lookup.h"
 #include "schema/names.h"
 
@@ -406,7 +407,7 @@ static void
 check_ids_key(WalkContext *cx, TableUse *related, const SchemaField *field)
 {
 	Relation	rel = table_open(related->relid, AccessShareLock);
-	Oid			pkey = RelationGetPrimaryKeyIndex(rel);
+	Oid			pkey = compat_primary_key_index(rel);
 	HeapTuple	tuple;
 
 	table_close(rel, AccessShareLock);

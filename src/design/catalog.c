@@ -34,6 +34,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "design/catalog.h"
 
 /* The live columns of relid, in attnum order. */
@@ -81,7 +82,7 @@ List *
 draft_primary_key(Oid relid)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
-	Oid			pkey = RelationGetPrimaryKeyIndex(rel);
+	Oid			pkey = compat_primary_key_index(rel);
 	List	   *key = NIL;
 	HeapTuple	tuple;
 

@@ -12,6 +12,7 @@
 #define FLUSSO_INDEX_DEFINITION_H
 
 #include "nodes/pg_list.h"
+#include "compat.h"
 #include "schema/schema.h"
 
 /* What a definition becomes once validated. */
@@ -35,7 +36,7 @@ extern ParsedDefinition *index_parse_definition(const text *definition);
 extern void index_check_raw_filters(const IndexSchema *schema);
 extern List *index_load_all(void);
 extern StoredIndex *index_load(const char *name);
-extern void index_report_missing(const char *name) pg_attribute_noreturn();
+pg_noreturn extern void index_report_missing(const char *name);
 extern void index_lock_row(const char *name);
 extern List *index_load_names(void);
 
