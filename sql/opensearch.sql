@@ -19,6 +19,12 @@ CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://a
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com/?pretty');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix 'Upper-');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix '_x');
+-- a prefix ends with '-' or '.', which no index name has: 'team_' + 'books'
+-- and 'team' + '_books' would both make the alias team_books
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix 'team_');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix 'team');
+-- no value holds a control character
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', ca_file E'/etc/ca.pem\n');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', tls_verify 'maybe');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', request_timeout '0');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', bulk_max_documents '10k');
@@ -41,6 +47,13 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (password 'secret');
 CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (aws_session_token 't');
 CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (url 'http://x');
 CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (user 'flusso', password '');
+-- a line break in a credential would end the HTTP header it is sent in and
+-- start another: no option holds a control character
+CREATE USER MAPPING FOR CURRENT_USER SERVER search
+	OPTIONS (aws_access_key_id 'AKIDEXAMPLE', aws_secret_access_key 'secret',
+			 aws_session_token E'token\r\nX-Injected: yes');
+CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (user E'flusso\n', password 'secret');
+CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (user 'flusso', password E'sec\tret');
 CREATE USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (user 'flusso', password 'secret');
 
 -- a member of flusso_admin may not point flusso anywhere: only a superuser
@@ -111,6 +124,27 @@ SET ROLE regress_os_owner;
 SELECT flusso_create_index('owned', :'books_definition');
 SELECT flusso_set_sinks('owned', ARRAY['search']);
 RESET ROLE;
+-- another member's check does not spend the owner's credentials: the
+-- cluster is asked (and an index created there) only by a role with the
+-- owner's privileges
+SET ROLE regress_os_admin;
+SELECT index, severity, message, hint FROM flusso_check()
+WHERE index = 'owned' AND path = 'sinks.opensearch';
+SET ROLE regress_os_owner;
+SELECT index, severity, message LIKE 'OpenSearch server "search" cannot be reached: %' AS unreachable
+FROM flusso_check() WHERE index = 'owned' AND path = 'sinks.opensearch';
+RESET ROLE;
+-- a prefix set before 0.5.0 that does not end with '-' or '.' is reported
+ALTER FOREIGN DATA WRAPPER flusso_opensearch NO VALIDATOR;
+ALTER SERVER search OPTIONS (SET index_prefix 'regress');
+ALTER FOREIGN DATA WRAPPER flusso_opensearch VALIDATOR flusso_opensearch_validator;
+SELECT index, severity, message, hint FROM flusso_check()
+WHERE index = 'owned' AND path = 'sinks.opensearch' AND severity = 'warning';
+-- and no index is given such a server
+SET ROLE regress_os_owner;
+SELECT flusso_set_sinks('owned', ARRAY['table', 'search']);
+RESET ROLE;
+ALTER SERVER search OPTIONS (SET index_prefix 'regress-');
 REVOKE USAGE ON FOREIGN SERVER search FROM regress_os_owner;
 SELECT index, severity, message, hint FROM flusso_check()
 WHERE index = 'owned' AND path = 'sinks.opensearch';

@@ -95,6 +95,35 @@ DROP PUBLICATION flusso;
 DO $$ BEGIN
 	EXECUTE format('REVOKE CREATE ON DATABASE %I FROM regress_flusso_prov', current_database());
 END $$;
+
+-- flusso's own tables and the documents tables are no index's source: a
+-- member's definitions naming them are errors to check, and a superuser's
+-- provision publishes neither
+SET ROLE regress_flusso_prov;
+SELECT flusso_create_index('rejections', $$
+version: 1
+schema: flusso
+table: rejected
+primary_key: [index_name, id]
+fields: [ { keyword: id, required: true }, { keyword: index_name, required: true } ]
+$$);
+SELECT flusso_create_index('documents', $$
+version: 1
+schema: flusso_docs
+table: books
+primary_key: id
+fields: [ { keyword: id, required: true }, { json: doc, required: true } ]
+$$);
+RESET ROLE;
+SELECT * FROM pg_temp.checked() WHERE index IN ('rejections', 'documents');
+SELECT action, applied FROM pg_temp.provisioned() WHERE action ~ 'flusso';
+SELECT schemaname, tablename FROM pg_publication_tables
+WHERE pubname = 'flusso' AND schemaname IN ('flusso', 'flusso_docs') ORDER BY 1, 2;
+SET ROLE regress_flusso_prov;
+SELECT flusso_drop_index('rejections');
+SELECT flusso_drop_index('documents');
+RESET ROLE;
+DROP PUBLICATION flusso;
 ALTER TABLE publishers OWNER TO CURRENT_USER;
 DROP ROLE regress_flusso_prov;
 DROP TABLE book_authors, reviews, loans, "references", "select", notes, books, authors, publishers;

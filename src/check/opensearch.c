@@ -7,6 +7,11 @@
  *	  created with it and deleted again), and what the shipper says:
  *	  stopped, documents rejected.
  *
+ * The cluster is asked only when the role checking has the privileges of
+ * the index's owner: the requests carry the owner's credentials, and
+ * another member of flusso_admin may not spend them (nor create and
+ * delete indexes with them).
+ *
  * A request's failure is reported with the server, the status and
  * OpenSearch's error type; the reason OpenSearch gives for refusing a
  * mapping is shown too, since it quotes the mapping, not documents.
@@ -20,6 +25,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 
 #include "check/opensearch.h"
@@ -162,12 +168,29 @@ check_opensearch(DiagnosticSink *dsink, const StoredIndex *index)
 				 "role \"%s\", the index's owner, may not use server \"%s\"", owner, sink->server);
 		return;
 	}
-	if (server->aws_region && server->aws_access_key_id == NULL)
+	if (os_prefix_problem(server->index_prefix))
 		diag_add(dsink, SEVERITY_WARNING, PATH,
-				 "Add aws_access_key_id and aws_secret_access_key to the user mapping.",
-				 "server \"%s\" signs requests for AWS, but role \"%s\" has no AWS keys in its user mapping: requests go unsigned",
-				 sink->server, owner);
-	if (check_reachable(dsink, server, owner))
-		check_mapping(dsink, server, index);
+				 psprintf("Give the server a prefix that does, ALTER SERVER %s OPTIONS (SET index_prefix '...'); the next seed, SELECT flusso_resnapshot('%s'), names the index with it.",
+						  quote_identifier(sink->server), index->name),
+				 "the index_prefix \"%s\" of server \"%s\" does not end with '-' or '.', so another server's prefix and index can make the same alias name",
+				 server->index_prefix, sink->server);
+	if (!has_privs_of_role(GetUserId(), index->owner))
+	{
+		/* the owner's credentials are the owner's to spend */
+		diag_add(dsink, SEVERITY_INFO, PATH,
+				 psprintf("Role \"%s\", or a role with its privileges, tries them with flusso_check().", owner),
+				 "the cluster and the mapping were not tried: requests would carry the credentials of role \"%s\", the index's owner",
+				 owner);
+	}
+	else
+	{
+		if (server->aws_region && server->aws_access_key_id == NULL)
+			diag_add(dsink, SEVERITY_WARNING, PATH,
+					 "Add aws_access_key_id and aws_secret_access_key to the user mapping.",
+					 "server \"%s\" signs requests for AWS, but role \"%s\" has no AWS keys in its user mapping: requests go unsigned",
+					 sink->server, owner);
+		if (check_reachable(dsink, server, owner))
+			check_mapping(dsink, server, index);
+	}
 	check_shipping(dsink, index);
 }

@@ -3,7 +3,8 @@
  * tables.c
  *	  Walks an index schema against the live catalog: every schema, table
  *	  and column it names must exist, every declared type must read the
- *	  column's real type, and filter values must be valid for their column.
+ *	  column's real type, and filter values must be valid for their column;
+ *	  none may be flusso's own (schemas flusso and flusso_docs).
  *	  Collects, per table, the columns whose values change records must
  *	  carry, and the columns builds find its rows by; identity.c, check.c
  *	  and lookups.c judge those.
@@ -33,6 +34,7 @@
 #include "check/types.h"
 #include "compat.h"
 #include "document/lookup.h"
+#include "flusso.h"
 #include "schema/names.h"
 
 typedef struct WalkContext
@@ -120,6 +122,15 @@ resolve_table(WalkContext *cx, const char *nspname, const char *relname,
 		diag_add(cx->sink, SEVERITY_ERROR, path,
 				 "flusso reads tables: only their changes can be streamed.",
 				 "\"%s.%s\" is not a table", nspname, relname);
+		return NULL;
+	}
+	/* published and streamed by whoever provisions, whoever owns them */
+	if (strcmp(nspname, FLUSSO_SCHEMA) == 0 || strcmp(nspname, FLUSSO_DOCS_SCHEMA) == 0)
+	{
+		diag_add(cx->sink, SEVERITY_ERROR, path,
+				 "Name a table of your own.",
+				 "\"%s.%s\" is flusso's own: its tables and documents are no index's source",
+				 nspname, relname);
 		return NULL;
 	}
 	return table_use_merge(&cx->tables, relid, path);

@@ -7,10 +7,11 @@
  * An index writes to the table sink, to one flusso_opensearch server, or
  * both.  Its owner chooses, and must have USAGE on the server: documents
  * hold what the index reads with the owner's rights, and they are shipped
- * with the credentials of the owner's user mapping.  The OpenSearch
- * options are checked before anything changes: shards (1 to 1024),
- * replicas (0 to 100), refresh_interval (-1, or a number with ms, s, m or
- * h) and on_error (quarantine or stop).
+ * with the credentials of the owner's user mapping; a server whose
+ * index_prefix could make another server's aliases is refused.  The
+ * OpenSearch options are checked before anything changes: shards (1 to
+ * 1024), replicas (0 to 100), refresh_interval (-1, or a number with ms,
+ * s, m or h) and on_error (quarantine or stop).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -192,7 +193,17 @@ flusso_set_sinks(PG_FUNCTION_ARGS)
 							name, server, sink)));
 		else
 		{
-			(void) os_server_load(sink, index->owner, false);
+			OpenSearchServer *loaded = os_server_load(sink, index->owner, false);
+			const char *problem = os_prefix_problem(loaded->index_prefix);
+
+			/* a prefix set before the validator required its ending */
+			if (problem)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("server \"%s\" has an index_prefix another server's could collide with", sink),
+						 errdetail("%s", problem),
+						 errhint("A superuser can give it one that ends with '-' or '.': ALTER SERVER %s OPTIONS (SET index_prefix '...');",
+								 quote_identifier(sink))));
 			if (!os_server_usable_by(sink, index->owner))
 				ereport(ERROR,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -14,7 +14,8 @@
  * and password (basic authentication), or aws_access_key_id,
  * aws_secret_access_key and aws_session_token.  The wrapper itself has
  * none.  Options that name a file the server reads (ca_file, client_cert,
- * client_key) are a superuser's, or pg_read_server_files's, to set.
+ * client_key) are a superuser's, or pg_read_server_files's, to set.  No
+ * value may hold a control character, and a prefix ends with '-' or '.'.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -143,18 +144,37 @@ check_url(const DefElem *def, const char *value)
 					 : "Give the cluster's base URL, such as https://search.example.com:9200.");
 }
 
-/* Lowercase letters, digits, '.', '-', '_'; not starting with '-', '_', '.'. */
+/*
+ * What is wrong with an index prefix; NULL when nothing.  Lowercase letters,
+ * digits, '.', '-', '_'; not starting with '-', '_', '.'; and, when not
+ * empty, ending with '-' or '.', which no index name has: the alias
+ * <prefix><index> then tells its prefix from its index, so two servers on
+ * one cluster can never name one alias ('team_' + 'books' and 'team' +
+ * '_books' would).
+ */
+const char *
+os_prefix_problem(const char *prefix)
+{
+	size_t		len = strlen(prefix);
+	bool		ok = len <= 100;
+
+	for (const char *c = prefix; *c && ok; c++)
+		ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+			*c == '.' || *c == '-' || *c == '_';
+	if (!ok || (len > 0 && (prefix[0] == '-' || prefix[0] == '_' || prefix[0] == '.')))
+		return "An index prefix has at most 100 lowercase letters, digits, '.', '-' or '_', and does not start with '-', '_' or '.'.";
+	if (len > 0 && prefix[len - 1] != '-' && prefix[len - 1] != '.')
+		return "An index prefix ends with '-' or '.', which no index name has, so that the prefixes of two servers can never make one alias name.";
+	return NULL;
+}
+
 static void
 check_prefix(const DefElem *def, const char *value)
 {
-	bool		ok = strlen(value) <= 100 &&
-		(value[0] == '\0' || (value[0] != '-' && value[0] != '_' && value[0] != '.'));
+	const char *problem = os_prefix_problem(value);
 
-	for (const char *c = value; *c && ok; c++)
-		ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-			*c == '.' || *c == '-' || *c == '_';
-	if (!ok)
-		option_error(def, "An index prefix has at most 100 lowercase letters, digits, '.', '-' or '_', and does not start with '-', '_' or '.'.",
+	if (problem)
+		option_error(def, problem,
 					 "OpenSearch index names are lowercase; the prefix keeps flusso's indexes apart from others, e.g. 'flusso-'.");
 }
 
@@ -204,6 +224,17 @@ static void
 check_value(const DefElem *def, const OptionSpec *spec)
 {
 	char	   *value = defGetString((DefElem *) def);
+
+	/*
+	 * Values end up in HTTP headers (credentials, a session token), URLs and
+	 * file names: a line break would end a header and start another.
+	 */
+	for (const char *c = value; *c; c++)
+	{
+		if ((unsigned char) *c < 0x20 || *c == 0x7f)
+			option_error(def, "It must not contain control characters, such as a line break or a tab.",
+						 NULL);
+	}
 
 	switch (spec->kind)
 	{

@@ -43,5 +43,6 @@ typedef struct OpenSearchServer
 
 extern OpenSearchServer *os_server_load(const char *server_name, Oid role, bool missing_ok);
 extern bool os_server_usable_by(const char *server_name, Oid role);
+extern const char *os_prefix_problem(const char *prefix);
 
 #endif							/* FLUSSO_OPENSEARCH_SERVER_H */
