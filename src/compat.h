@@ -72,17 +72,24 @@
 
 /*
  * 17 made logical slots failover slots on request (synced to standbys that
- * sync_replication_slots) and marks the synced copies; 15 and 16 have
- * neither, so failover is ignored there.
+ * sync_replication_slots) and marks the synced copies, and a failover
+ * slot's changes may be held back until the standbys named in
+ * synchronized_standby_slots have them; 15 and 16 have none of it, so
+ * failover is ignored there and nothing waits.
  */
 #if PG_VERSION_NUM >= 170000
 #define compat_slot_create_ephemeral(name, failover) \
 	ReplicationSlotCreate((name), true, RS_EPHEMERAL, false, (failover), false)
 #define compat_slot_is_failover(slot) ((slot)->data.failover)
+#define compat_standbys_confirmed(lsn) \
+	(!MyReplicationSlot->data.failover || StandbySlotsHaveCaughtup((lsn), DEBUG1))
+#define COMPAT_HAS_FAILOVER_SLOTS true
 #else
 #define compat_slot_create_ephemeral(name, failover) \
 	ReplicationSlotCreate((name), true, RS_EPHEMERAL, false)
 #define compat_slot_is_failover(slot) false
+#define compat_standbys_confirmed(lsn) true
+#define COMPAT_HAS_FAILOVER_SLOTS false
 #endif
 
 /* 18 asks whether acquiring an invalidated slot is an error: it is for us */

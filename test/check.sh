@@ -17,7 +17,7 @@ source "$(dirname "$0")/common.sh"
 versions=${FLUSSO_PG_VERSIONS:-15 18}
 # the worker, documents, seed, coverage, upgrade, OpenSearch and failover
 # tests: slots, decoding, the catalog, bgworkers and HA are what versions change
-tap_18=${FLUSSO_TAP_18:-"003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch"}
+tap_18=${FLUSSO_TAP_18:-"003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch 020_failover"}
 pg15_config=$PG_CONFIG
 
 # the embedded OpenSearch node the TAP tests ship to (a no-op once built);
@@ -70,12 +70,12 @@ suite() {
 	else
 		for t in "$@"; do files+=("test/t/$t.pl"); done
 	fi
-	# TESTDATADIR: from 16 on, PostgreSQL::Test::Utils puts its data there,
-	# or else in a relative tmp_check
+	# TESTDATADIR, TESTLOGDIR: from 16 on, PostgreSQL::Test::Utils puts its
+	# data and logs there, or else in relative folders
 	if ! (cd "$work" && as_cluster_user env PATH="$PG_BINDIR:$PATH" \
 		PERL5LIB="$perl_lib:$work/test" \
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
-		TESTDIR="$work" TESTDATADIR="$work/tmp_check" \
+		TESTDIR="$work" TESTDATADIR="$work/tmp_check" TESTLOGDIR="$work/tmp_check/log" \
 		FLUSSO_TEST_DIR="$work/test" FLUSSO_REQUIRE_OPENSEARCH=1 \
 		prove --timer "${files[@]}"); then
 		for log in "$work"/tmp_check/log/*.log; do

@@ -7,7 +7,10 @@
  *
  * The reader is bounded by the flushed WAL position, as logicalfuncs.c
  * bounds it, so read_local_xlog_page never has to wait for WAL that is not
- * there; the caller waits on its latch between batches instead.
+ * there; the caller waits on its latch between batches instead.  A
+ * failover slot (17 and later) is bounded as a walsender's is, by what the
+ * standbys named in synchronized_standby_slots have confirmed: a change is
+ * applied only once a standby that may be promoted has it.
  * (read_local_xlog_page_no_wait cannot be used: its private data would be
  * the decoding context.)  All changes of a transaction arrive inside one
  * LogicalDecodingProcessRecord() call, under the reorder buffer's own
@@ -134,6 +137,28 @@ cdc_open(const char *slot_name, List *options, ChangeBatch *batch)
 }
 
 /*
+ * How far the reader may go.  The flushed position, unless the standbys
+ * that must confirm a failover slot's changes have not received it: then
+ * the position flushed at the previous read, once they have that, or else
+ * the last one they confirmed.  Probing one read behind, the reader goes on
+ * while the standbys trail a primary that is always written to, without
+ * ever waiting in here.
+ */
+static XLogRecPtr
+readable_end(CaptureStream *stream)
+{
+	XLogRecPtr	flushed = GetFlushRecPtr(NULL);
+
+	if (compat_standbys_confirmed(flushed))
+		stream->standby_end = flushed;
+	else if (!XLogRecPtrIsInvalid(stream->standby_probe) &&
+			 compat_standbys_confirmed(stream->standby_probe))
+		stream->standby_end = stream->standby_probe;
+	stream->standby_probe = flushed;
+	return stream->standby_end;
+}
+
+/*
  * Decode WAL up to the flushed position, until max_changes records are in
  * the batch, timeout_ms has passed, or a row was inserted into
  * flusso.signal; a transaction is never split.  Ending the batch at a
@@ -145,7 +170,7 @@ bool
 cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
 {
 	XLogReaderState *reader = stream->ctx->reader;
-	XLogRecPtr	end = GetFlushRecPtr(NULL);
+	XLogRecPtr	end = readable_end(stream);
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
 
 	while (reader->EndRecPtr < end)

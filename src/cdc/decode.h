@@ -21,6 +21,8 @@ typedef struct CaptureStream
 	XLogRecPtr	confirmed;		/* last position confirmed */
 	bool		unsaved;		/* confirmed since the slot was last saved */
 	TimestampTz saved_at;		/* last time the slot was saved to disk */
+	XLogRecPtr	standby_end;	/* what synchronized_standby_slots confirmed */
+	XLogRecPtr	standby_probe;	/* flushed at the last read, to confirm next */
 } CaptureStream;
 
 typedef enum SlotState

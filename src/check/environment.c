@@ -21,11 +21,14 @@
 #include "lib/stringinfo.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
+#include "replication/slot.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/varlena.h"
 
 #include "check/environment.h"
+#include "compat.h"
 #include "flusso.h"
 
 /* launcher, one worker, one short-lived probe */
@@ -198,6 +201,78 @@ check_publication(DiagnosticSink *sink, const PublicationState *pub)
 				 pub->name, pub->missing_actions);
 }
 
+/*
+ * The worker applies a failover slot's changes only once every slot named
+ * in synchronized_standby_slots has them (cdc/decode.c), so one that does
+ * not exist here holds every change back: after a promotion, typically,
+ * when the old primary's setting came along with its configuration.
+ */
+static void
+check_standby_slots(DiagnosticSink *sink, const char *standbys)
+{
+	char	   *raw = pstrdup(standbys);
+	List	   *names;
+	ListCell   *lc;
+
+	if (!SplitIdentifierString(raw, ',', &names))
+		return;
+	foreach(lc, names)
+	{
+		const char *name = lfirst(lc);
+		bool		found;
+
+		LWLockAcquire(ReplicationSlotControlLock, LW_SHARED);
+		found = SearchNamedReplicationSlot(name, false) != NULL;
+		LWLockRelease(ReplicationSlotControlLock);
+		if (!found)
+			diag_add(sink, SEVERITY_ERROR, "synchronized_standby_slots",
+					 "Create the standby's slot, or remove it from synchronized_standby_slots and SELECT pg_reload_conf().",
+					 "synchronized_standby_slots names replication slot \"%s\", which does not exist, so the worker applies no change",
+					 name);
+	}
+}
+
+/*
+ * On 17 and later a promoted standby goes on from its copy of a failover
+ * slot.  Say when the slot is not one, and when no standby is named in
+ * synchronized_standby_slots: nothing then tells that a standby syncs it,
+ * and the worker may apply changes a promoted standby never received.
+ */
+static void
+check_failover(DiagnosticSink *sink, const char *slot_name)
+{
+	const char *standbys = GetConfigOption("synchronized_standby_slots", true, false);
+	ReplicationSlot *slot;
+	bool		failover = false;
+
+	if (!COMPAT_HAS_FAILOVER_SLOTS)
+		return;
+	LWLockAcquire(ReplicationSlotControlLock, LW_SHARED);
+	slot = SearchNamedReplicationSlot(slot_name, false);
+	if (slot)
+	{
+		SpinLockAcquire(&slot->mutex);
+		failover = compat_slot_is_failover(slot);
+		SpinLockRelease(&slot->mutex);
+	}
+	LWLockRelease(ReplicationSlotControlLock);
+	if (slot == NULL)
+		return;
+
+	if (!failover)
+		diag_add(sink, SEVERITY_WARNING, "slot",
+				 "Set flusso.failover_slot = on (the default): a slot takes it when the worker creates it, so the next slot will be one.",
+				 "replication slot \"%s\" is not a failover slot, so a promoted standby would have no copy of it and seed every index again",
+				 slot_name);
+	else if (standbys == NULL || standbys[0] == '\0')
+		diag_add(sink, SEVERITY_INFO, "slot",
+				 "On a standby: sync_replication_slots = on, hot_standby_feedback = on, primary_slot_name and a dbname in primary_conninfo; here: synchronized_standby_slots naming its slot.",
+				 "no standby is named in synchronized_standby_slots, so none is known to sync replication slot \"%s\"",
+				 slot_name);
+	else
+		check_standby_slots(sink, standbys);
+}
+
 /* The environment rows of flusso_check(). */
 void
 check_environment(DiagnosticSink *sink, const PublicationState *pub)
@@ -227,6 +302,8 @@ check_environment(DiagnosticSink *sink, const PublicationState *pub)
 		diag_add(sink, SEVERITY_WARNING, "slot",
 				 psprintf("SELECT pg_drop_replication_slot('%s'); the worker then creates it again.", slot),
 				 "replication slot \"%s\" uses output plugin \"%s\", not flusso", slot, plugin);
+	else
+		check_failover(sink, slot);
 
 	if (count_of("SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity "
 				 "WHERE backend_type OPERATOR(pg_catalog.=) 'flusso worker' AND datid OPERATOR(pg_catalog.=) $1",
