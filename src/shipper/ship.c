@@ -14,7 +14,9 @@
  * transaction, so a slow cluster holds no snapshot.
  *
  * A row leaves the outbox only if it was not queued again meanwhile (its
- * seq is unchanged), once every item of it is done; an item refused for
+ * seq is unchanged) and the worker is not queueing it again right now (it
+ * holds no lock on it: the shipper never waits for the worker, see
+ * forget_rows()), once every item of it is done; an item refused for
  * good puts the row in flusso.rejected instead, and with on_error 'stop'
  * stops the index's shipping.  A row with an item to try again stays, and
  * the index backs off.  Rows of one id are thus shipped strictly in
@@ -272,24 +274,48 @@ text_array(List *rows, bool ids)
 		: PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
-/* Forget the rows not queued again since they were read. */
-static void
+/*
+ * Forget the rows not queued again since they were read; returns how many
+ * were forgotten.
+ *
+ * The worker queues documents again in transactions of its own that lock
+ * outbox rows in an order of its own (a slice's ids in no particular
+ * order, several slices a transaction), so the shipper must not wait for
+ * a row the worker holds while it holds rows the worker may want next:
+ * that is how the two deadlocked.  It locks the rows it deletes with SKIP
+ * LOCKED, never waiting.  A row it skips is being queued again (its seq
+ * changes, and it was not to be deleted) or dropped; if the worker's
+ * transaction aborts instead, the row stays and is shipped again, which is
+ * harmless.  The worker may wait for the shipper, which waits for nobody
+ * while it holds outbox rows: no cycle.
+ */
+static uint64
 forget_rows(const char *index, List *rows)
 {
 	Oid			types[3] = {TEXTOID, TEXTARRAYOID, INT8ARRAYOID};
-	Datum		values[3] = {CStringGetTextDatum(index), text_array(rows, true), text_array(rows, false)};
-
+	Datum		values[3];
 	int			level;
+	uint64		forgotten;
 
 	if (rows == NIL)
-		return;
+		return 0;
+	values[0] = CStringGetTextDatum(index);
+	values[1] = text_array(rows, true);
+	values[2] = text_array(rows, false);
 	level = index_paths_begin();
-	if (SPI_execute_with_args("DELETE FROM flusso.outbox o USING ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
+	if (SPI_execute_with_args("WITH locked AS (SELECT o.id, o.seq FROM flusso.outbox o, "
+							  "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
 							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq",
+							  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq "
+							  "FOR UPDATE OF o SKIP LOCKED) "
+							  "DELETE FROM flusso.outbox o USING locked l "
+							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND o.id OPERATOR(pg_catalog.=) l.id AND o.seq OPERATOR(pg_catalog.=) l.seq",
 							  3, types, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete shipped rows from flusso.outbox");
+	forgotten = SPI_processed;
 	index_paths_end(level);
+	return forgotten;
 }
 
 static void
@@ -313,7 +339,33 @@ reject_row(const char *index, const QueuedRow *r, const BulkItemResult *result)
 		elog(ERROR, "could not record a rejected document");
 }
 
-/* Record how the rows fared, in a transaction of its own. */
+/*
+ * Stop the shipping of an index, as on_error 'stop' asks, for n rejected
+ * documents of error type error_type.
+ */
+static void
+stop_index(const char *index, int n, const char *error_type)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(index);
+	values[1] = CStringGetTextDatum(psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
+											 n, error_type, index, index));
+	if (SPI_execute_with_args("UPDATE flusso.sink SET stopped = $2 "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
+							  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not stop the shipping of index \"%s\"", index);
+}
+
+/*
+ * Record how the rows fared, in a transaction of its own.  The index is
+ * stopped first: that row may be locked by the worker (a retry of the
+ * rejected documents), and the shipper waits for it holding no outbox
+ * row.  A rejected row is recorded only if it is forgotten: one queued
+ * again meanwhile is shipped again, built from the newer rows.
+ */
 static void
 record(BulkBatch *b, Outcome *out)
 {
@@ -325,25 +377,18 @@ record(BulkBatch *b, Outcome *out)
 	if (!xact_begin(true, NULL, 0))
 		return;
 	SPI_connect();
-	forget_rows(index, out->done);
-	forboth(lc, out->rejected, rc, out->rejections)
-		reject_row(index, lfirst(lc), lfirst(rc));
-	forget_rows(index, out->rejected);
 	if (out->rejected != NIL && strcmp(b->x->on_error, "stop") == 0)
 	{
-		Oid			types[2] = {TEXTOID, TEXTOID};
-		Datum		values[2] = {CStringGetTextDatum(index),
-			CStringGetTextDatum(psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
-										 list_length(out->rejected),
-										 ((BulkItemResult *) linitial(out->rejections))->error_type
-										 ? ((BulkItemResult *) linitial(out->rejections))->error_type : "unknown",
-										 index, index))};
+		BulkItemResult *first = linitial(out->rejections);
 
-		if (SPI_execute_with_args("UPDATE flusso.sink SET stopped = $2 "
-								  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-								  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
-								  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not stop the shipping of index \"%s\"", index);
+		stop_index(index, list_length(out->rejected),
+				   first->error_type ? first->error_type : "unknown");
+	}
+	forget_rows(index, out->done);
+	forboth(lc, out->rejected, rc, out->rejections)
+	{
+		if (forget_rows(index, list_make1(lfirst(lc))) > 0)
+			reject_row(index, lfirst(lc), lfirst(rc));
 	}
 	SPI_finish();
 	xact_commit();
