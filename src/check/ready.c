@@ -86,6 +86,20 @@ check_index_ready(const StoredIndex *index)
 }
 
 /*
+ * The tables (TableUse) the index reads, walked as its owner, with what
+ * the walk finds added to sink; NIL when the owner no longer exists.  For
+ * the DDL hooks, which run in the session of whoever altered a table and
+ * must not run a type's input function with that role's rights.
+ */
+List *
+check_index_reads(const StoredIndex *index, DiagnosticSink *sink)
+{
+	if (owner_problem(index->owner) != NULL)
+		return NIL;
+	return walk_as(index->schema, index->owner, sink);
+}
+
+/*
  * Before a definition that was not created is built as the role calling
  * (flusso_preview): an error when that role may not read a table or column
  * the definition reads, checked first, or when the definition does not
