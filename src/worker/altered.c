@@ -21,9 +21,15 @@
  *		(check/logged.c);
  *	  - an enum label renamed (ALTER TYPE ... RENAME VALUE), or an
  *		attribute of a composite type (RENAME ATTRIBUTE): every column whose
- *		type holds it reads differently.
+ *		type holds it reads differently;
+ *	  - a column's type changed without a rewrite to one that may render
+ *		differently (timestamp to timestamptz, which PostgreSQL does without
+ *		a rewrite when TimeZone is UTC): its type before the statement is
+ *		noted as it starts.  A change between two string types (varchar to
+ *		text) or between a domain and its base type renders alike, and
+ *		needs nothing.
  * A rewrite (a type change that converts values, ADD COLUMN with a
- * volatile default) needs nothing here: the output plugin sees it.
+ * volatile default) needs nothing here either: the output plugin sees it.
  *
  * The requests are inserted as the transaction is about to commit, as the
  * catalog's owner, so that a statement rolled back requests nothing; which
@@ -42,6 +48,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
@@ -52,11 +59,13 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "check/ready.h"
@@ -75,6 +84,15 @@ typedef struct AlteredObject
 	char	   *column;			/* of it; NULL: the table as a whole */
 	Oid			type;			/* or a type, when relid is invalid */
 } AlteredObject;
+
+/* A column whose type a statement is about to change, as it is. */
+typedef struct RetypedColumn
+{
+	Oid			relid;
+	char	   *column;
+	Oid			type;
+	List	   *files;			/* relfilenodes of relid and what is under it */
+} RetypedColumn;
 
 static List *altered = NIL;		/* AlteredObject, in TopTransactionContext */
 static bool callback_registered = false;
@@ -344,6 +362,58 @@ holds_unlogged(Oid relid)
 	return false;
 }
 
+/*
+ * The relfilenodes of relid and of every table under it: a rewrite gives
+ * the ones it rewrote new ones.
+ */
+static List *
+files_under(Oid relid)
+{
+	List	   *files = NIL;
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+	{
+		HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		files = lappend_oid(files, ((Form_pg_class) GETSTRUCT(tuple))->relfilenode);
+		ReleaseSysCache(tuple);
+	}
+	return files;
+}
+
+/* Do values of the two types read alike in a document? */
+static bool
+renders_alike(Oid before, Oid after)
+{
+	before = getBaseType(before);
+	after = getBaseType(after);
+	return before == after ||
+		(TypeCategory(before) == TYPCATEGORY_STRING &&
+		 TypeCategory(after) == TYPCATEGORY_STRING);
+}
+
+/* Columns retyped without a rewrite, to a type that reads differently. */
+static void
+note_retyped(List *retyped)
+{
+	ListCell   *lc;
+
+	foreach(lc, retyped)
+	{
+		RetypedColumn *column = lfirst(lc);
+		AttrNumber	attnum = get_attnum(column->relid, column->column);
+
+		if (attnum == InvalidAttrNumber ||
+			renders_alike(column->type, get_atttype(column->relid, attnum)) ||
+			!equal(files_under(column->relid), column->files))
+			continue;
+		note_column(column->relid, column->column);
+	}
+}
+
 static void
 note_alter_table(AlterTableStmt *stmt)
 {
@@ -393,10 +463,55 @@ note_rename(RenameStmt *stmt)
 	}
 }
 
-/* After a utility statement ran: note what it altered. */
-void
-altered_note_statement(Node *stmt)
+/*
+ * Before a utility statement runs: the columns whose type it is to change,
+ * as they are, for altered_note_statement().
+ */
+List *
+altered_before_statement(Node *stmt)
 {
+	AlterTableStmt *alter = (AlterTableStmt *) stmt;
+	List	   *retyped = NIL;
+	Oid			relid = InvalidOid;
+	ListCell   *lc;
+
+	if (!IsA(stmt, AlterTableStmt) || alter->objtype != OBJECT_TABLE)
+		return NIL;
+	foreach(lc, alter->cmds)
+	{
+		AlterTableCmd *cmd = lfirst(lc);
+		RetypedColumn *column;
+		AttrNumber	attnum;
+
+		if (cmd->subtype != AT_AlterColumnType)
+			continue;
+		if (!OidIsValid(relid))
+		{
+			relid = RangeVarGetRelid(alter->relation, NoLock, true);
+			if (!OidIsValid(relid) || !OidIsValid(get_extension_oid("flusso", true)))
+				return NIL;
+		}
+		attnum = get_attnum(relid, cmd->name);
+		if (attnum == InvalidAttrNumber)
+			continue;
+		column = palloc(sizeof(RetypedColumn));
+		column->relid = relid;
+		column->column = pstrdup(cmd->name);
+		column->type = get_atttype(relid, attnum);
+		column->files = files_under(relid);
+		retyped = lappend(retyped, column);
+	}
+	return retyped;
+}
+
+/*
+ * After a utility statement ran: note what it altered; retyped is what
+ * altered_before_statement() said of it.
+ */
+void
+altered_note_statement(Node *stmt, List *retyped)
+{
+	note_retyped(retyped);
 	if (IsA(stmt, AlterTableStmt))
 		note_alter_table((AlterTableStmt *) stmt);
 	else if (IsA(stmt, RenameStmt))

@@ -14,7 +14,8 @@
 
 #include "nodes/parsenodes.h"
 
-extern void altered_note_statement(Node *stmt);
+extern List *altered_before_statement(Node *stmt);
+extern void altered_note_statement(Node *stmt, List *retyped);
 extern void altered_request_seeds(const char *kind, List *index_names);
 
 #endif							/* FLUSSO_WORKER_ALTERED_H */

@@ -185,6 +185,7 @@ process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *stmt = pstmt->utilityStmt;
+	List	   *retyped = altered_before_statement(stmt);
 
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params,
@@ -194,7 +195,7 @@ process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 								queryEnv, dest, qc);
 	if (IsA(stmt, AlterTableStmt))
 		partitions_note_statement((AlterTableStmt *) stmt);
-	altered_note_statement(stmt);
+	altered_note_statement(stmt, retyped);
 }
 
 void

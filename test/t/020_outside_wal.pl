@@ -2,7 +2,8 @@
 # change, never go stale silently.  A table's inheritance children are not
 # read (flusso_check() says so) nor published, so that their UPDATEs keep
 # working without a replica identity.  A column dropped and added again
-# with a default in one transaction, and an enum label renamed, have the
+# with a default in one transaction, an enum label renamed, and a column
+# retyped without a rewrite to a type that renders differently have the
 # indexes reading them seeded again.  An unlogged partition, created so
 # or set so, puts the index in error with check's words until it is
 # logged again; the index is then seeded with what changed meanwhile.  A
@@ -22,11 +23,11 @@ $node->safe_psql('diary', q{
 CREATE EXTENSION flusso;
 CREATE TYPE mood AS ENUM ('sad', 'calm', 'glad');
 CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL, mood mood NOT NULL,
-	stars int NOT NULL DEFAULT 0);
+	stars int NOT NULL DEFAULT 0, written timestamp NOT NULL DEFAULT '2026-01-02 03:04:05');
 CREATE TABLE old_notes () INHERITS (notes);
 INSERT INTO notes SELECT g, 'note ' || g, (ARRAY['sad', 'calm', 'glad'])[1 + g % 3]::mood, g
 FROM generate_series(1, 30) g;
-INSERT INTO old_notes VALUES (100, 'an old note', 'sad', 1);
+INSERT INTO old_notes VALUES (100, 'an old note', 'sad', 1, '2026-01-01');
 CREATE TABLE events (id int, region text NOT NULL, title text NOT NULL,
 	PRIMARY KEY (id, region)) PARTITION BY LIST (region);
 CREATE TABLE events_eu PARTITION OF events FOR VALUES IN ('eu');
@@ -40,6 +41,8 @@ fields:
   - keyword: mood
     required: true
   - integer: stars
+    required: true
+  - timestamp: written
     required: true
 $$);
 SELECT flusso_create_index('events', $$
@@ -87,6 +90,7 @@ sub phase_is
 ok( $node->poll_query_until('diary', q{SELECT count(*) = 20 FROM flusso_docs.events}),
 	'events is seeded');
 ok(caught_up(), 'both indexes are live');
+my $log;
 
 # A table other tables inherit from is read ONLY: their rows are neither
 # published with it nor in the index.
@@ -133,6 +137,26 @@ ok( $node->poll_query_until(
 	'an enum label renamed seeds the indexes reading it again');
 verified('an enum label renamed');
 
+# A type change without a rewrite: to a type that renders differently
+# (PostgreSQL does not rewrite timestamp to timestamptz under UTC), the
+# index is seeded again; between two string types, nothing happens.
+$log = -s $node->logfile;
+$node->safe_psql('diary', q{SET TimeZone = 'UTC';
+	ALTER TABLE notes ALTER COLUMN written TYPE timestamptz});
+ok( $node->poll_query_until(
+		'diary', q{SELECT count(*) = 30 FROM flusso_docs.notes
+		  WHERE doc ->> 'written' = '2026-01-02T03:04:05+00:00'}),
+	'a column retyped without a rewrite to a type that renders differently seeds the index again');
+ok(!$node->log_contains('table public.notes was rewritten', $log), 'which the stream did not say');
+verified('a column retyped without a rewrite');
+$log = -s $node->logfile;
+$node->safe_psql('diary', q{ALTER TABLE notes ALTER COLUMN body TYPE varchar});
+$node->safe_psql('diary', q{UPDATE notes SET body = 'after varchar' WHERE id = 2});
+ok( $node->poll_query_until(
+		'diary', q{SELECT doc ->> 'body' = 'after varchar' FROM flusso_docs.notes WHERE id = '2'}),
+	'text to varchar: the stream goes on');
+ok(!$node->log_contains('seeding index', $log), 'and nothing is seeded');
+
 # An unlogged partition: its rows change without a trace in the WAL.
 $node->safe_psql('diary',
 	q{CREATE UNLOGGED TABLE events_us PARTITION OF events FOR VALUES IN ('us')});
@@ -164,7 +188,7 @@ is($node->safe_psql('diary', q{SELECT doc ->> 'title' FROM flusso_docs.events WH
 verified('a partition set unlogged and logged again');
 
 # A change rolled back asks for nothing.
-my $log = -s $node->logfile;
+$log = -s $node->logfile;
 $node->safe_psql('diary', q{BEGIN; ALTER TYPE mood RENAME VALUE 'glad' TO 'happy'; ROLLBACK;});
 $node->safe_psql('diary', q{UPDATE notes SET body = 'after the rollback' WHERE id = 1});
 ok( $node->poll_query_until(
