@@ -17,7 +17,7 @@ source "$(dirname "$0")/common.sh"
 versions=${FLUSSO_PG_VERSIONS:-15 18}
 # the worker, documents, seed, coverage, upgrade, OpenSearch and failover
 # tests: slots, decoding, the catalog, bgworkers and HA are what versions change
-tap_18=${FLUSSO_TAP_18:-"003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch 020_failover"}
+tap_18=${FLUSSO_TAP_18:-"003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch 025_failover"}
 pg15_config=$PG_CONFIG
 
 # the embedded OpenSearch node the TAP tests ship to (a no-op once built);

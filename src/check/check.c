@@ -7,7 +7,8 @@
  * Create validates a definition's format only; what it names is judged
  * here, each time check runs: names and types (tables.c), whether change
  * records carry the keys flusso needs (identity.c), whether the
- * publication streams every table read, whether an index serves each
+ * publication streams every table read, whether the WAL carries its
+ * changes at all (logged.c), whether an index serves each
  * column rows are found by (lookups.c), and whether the OpenSearch sink
  * can ship (opensearch.c).  Nothing is changed but an index created in
  * OpenSearch to try the mapping, and deleted again.
@@ -30,6 +31,7 @@
 
 #include "check/environment.h"
 #include "check/identity.h"
+#include "check/logged.h"
 #include "check/lookups.h"
 #include "check/opensearch.h"
 #include "check/privileges.h"
@@ -96,7 +98,9 @@ static void
 check_published(DiagnosticSink *sink, const TableUse *table, const PublicationState *pub)
 {
 	PublishedTable *published = publication_find(pub, table->relid);
-	char	   *qualified = quote_qualified_identifier(table->nspname, table->relname);
+	char	   *qualified = publication_table_sql(table->relid,
+												 quote_qualified_identifier(table->nspname,
+																			table->relname));
 	List	   *unpublished;
 
 	if (published == NULL)
@@ -288,6 +292,7 @@ flusso_check(PG_FUNCTION_ARGS)
 			if (pub.exists)
 				check_published(&sink, table, &pub);
 			check_partitioning(&sink, table, &pub);
+			check_logged(&sink, table);
 			check_lookups(&sink, table);
 		}
 		name_errors |= check_owner(&sink, index, tables);

@@ -265,7 +265,9 @@ provision_publication(Provisioner *p, List *tables)
 	{
 		TableUse   *table = lfirst(lc);
 		PublishedTable *published = pub.exists ? publication_find(&pub, table->relid) : NULL;
-		char	   *qualified = quote_qualified_identifier(table->nspname, table->relname);
+		char	   *qualified = publication_table_sql(table->relid,
+														 quote_qualified_identifier(table->nspname,
+																					table->relname));
 		TableIdentity identity;
 		char	   *blocker;
 

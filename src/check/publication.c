@@ -193,3 +193,17 @@ publication_unpublished_columns(const PublishedTable *published, List *columns)
 	}
 	return missing;
 }
+
+/*
+ * A table as ALTER PUBLICATION ... ADD TABLE names it (qualified, quoted):
+ * ONLY when other tables inherit from it, not as partitions, since flusso
+ * reads the table's own rows only, and publishing its children would make
+ * their UPDATE and DELETE fail when they have no replica identity.
+ */
+char *
+publication_table_sql(Oid relid, const char *qualified)
+{
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE && has_subclass(relid))
+		return psprintf("ONLY %s", qualified);
+	return pstrdup(qualified);
+}

@@ -45,5 +45,6 @@ extern void publication_load(const char *name, PublicationState *state);
 extern PublishedTable *publication_find(const PublicationState *state, Oid relid);
 extern List *publication_unpublished_columns(const PublishedTable *published,
 											 List *columns);
+extern char *publication_table_sql(Oid relid, const char *qualified);
 
 #endif							/* FLUSSO_CHECK_PUBLICATION_H */

@@ -4,8 +4,9 @@
  *	  The worker builds an index only when flusso_check() would find no
  *	  error in it: every name and type the definition uses checks out, its
  *	  key names one row, and its owner exists and may read every column it
- *	  reads.  Otherwise the index goes to phase error with the first
- *	  problem, as check words it, and the others go on.
+ *	  reads, and the WAL carries the changes of every table it reads (none
+ *	  is unlogged).  Otherwise the index goes to phase error with the
+ *	  first problem, as check words it, and the others go on.
  *
  * The walk runs as the index's owner under the pinned settings, as builds
  * do: trying a filter value runs its column type's input function, and a
@@ -22,6 +23,7 @@
 #include "executor/spi.h"
 
 #include "check/diagnostic.h"
+#include "check/logged.h"
 #include "check/privileges.h"
 #include "check/ready.h"
 #include "check/tables.h"
@@ -68,6 +70,7 @@ check_index_ready(const StoredIndex *index)
 	DiagnosticSink sink = {NIL, index->name};
 	List	   *tables;
 	char	   *problem = owner_problem(index->owner);
+	ListCell   *lc;
 
 	if (problem)
 		ereport(ERROR,
@@ -75,9 +78,25 @@ check_index_ready(const StoredIndex *index)
 				 errmsg("%s", problem),
 				 errhint("Replace the index as another role with flusso_create_index(..., replace => true), or drop it.")));
 	tables = walk_as(index->schema, index->owner, &sink);
+	foreach(lc, tables)
+		check_logged(&sink, lfirst(lc));
 	raise_first_error(&sink);
 	check_index_readable(tables, index->owner);
 	return tables;
+}
+
+/*
+ * The tables (TableUse) the index reads, walked as its owner, with what
+ * the walk finds added to sink; NIL when the owner no longer exists.  For
+ * the DDL hooks, which run in the session of whoever altered a table and
+ * must not run a type's input function with that role's rights.
+ */
+List *
+check_index_reads(const StoredIndex *index, DiagnosticSink *sink)
+{
+	if (owner_problem(index->owner) != NULL)
+		return NIL;
+	return walk_as(index->schema, index->owner, sink);
 }
 
 /*

@@ -62,6 +62,7 @@ doc_open_table(BuildContext *cx, const char *nspname, const char *relname)
 
 	table->relid = doc_table(nspname, relname);
 	table->qualified = quote_qualified_identifier(nspname, relname);
+	table->from = doc_rows_of(table->relid, table->qualified);
 	table->number = cx->aliases++;
 	table->alias = psprintf("t%d", table->number);
 	initStringInfo(&table->joins);
@@ -418,7 +419,7 @@ generate(const IndexSchema *schema, int key_param)
 	ListCell   *lc;
 	int			n = 0;
 
-	root->rows = psprintf("FROM %s %s WHERE %s", root->qualified, root->alias, match);
+	root->rows = psprintf("FROM %s %s WHERE %s", root->from, root->alias, match);
 	doc = doc_object_expr(&cx, &schema->fields, root, &key);
 	initStringInfo(&where);
 	doc_append_filters(&cx, &where, &schema->filters, root);
@@ -450,6 +451,7 @@ generate(const IndexSchema *schema, int key_param)
 	query->key_types = palloc(sizeof(Oid) * Max(key.ncolumns, 1));
 	query->root_relid = root->relid;
 	query->root_qualified = root->qualified;
+	query->root_from = root->from;
 	key_refs = palloc(sizeof(char *) * Max(key.ncolumns, 1));
 	for (int i = 0; i < key.ncolumns; i++)
 	{
@@ -458,7 +460,7 @@ generate(const IndexSchema *schema, int key_param)
 	}
 	query->sql = psprintf("%sSELECT %s AS id, %s AS doc FROM %s %s%s WHERE %s%s",
 						  with.data, doc_id_sql(key_refs, key.ncolumns), doc,
-						  root->qualified, root->alias, root->joins.data, match, where.data);
+						  root->from, root->alias, root->joins.data, match, where.data);
 
 	query->param_types = palloc(sizeof(Oid) * (query->nparams + query->nkeys));
 	query->param_values = palloc(sizeof(Datum) * (query->nparams + query->nkeys));

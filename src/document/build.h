@@ -31,6 +31,7 @@ typedef struct DocumentQuery
 	Oid		   *key_types;		/* and their types */
 	Oid			root_relid;
 	char	   *root_qualified; /* schema-qualified, quoted */
+	char	   *root_from;		/* what its rows are read from (doc_rows_of) */
 } DocumentQuery;
 
 extern DocumentQuery *doc_build_query(const IndexSchema *schema);

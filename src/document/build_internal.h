@@ -33,6 +33,7 @@ typedef struct Table
 {
 	Oid			relid;
 	char	   *qualified;		/* quoted schema.table */
+	char	   *from;			/* what its rows are read from (doc_rows_of) */
 	char	   *alias;
 	int			number;			/* of the alias, t<number> */
 	StringInfoData joins;		/* LEFT JOINs its joins and aggregates add */

@@ -122,7 +122,7 @@ doc_largest_key(const DocumentQuery *q, Oid owner)
 {
 	List	   *keys = select_keys(q, owner,
 								   psprintf("SELECT %s FROM %s r WHERE %s ORDER BY %s LIMIT 1",
-											key_list(q, "::pg_catalog.text"), q->root_qualified,
+											key_list(q, "::pg_catalog.text"), q->root_from,
 											keys_not_null(q), key_list(q, " DESC")),
 								   0, NULL, NULL);
 
@@ -155,7 +155,7 @@ doc_estimated_rows(const DocumentQuery *q, Oid owner)
 	value = SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : NULL;
 	if (value == NULL)
 	{
-		if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s", q->root_qualified),
+		if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s", q->root_from),
 						true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not count the rows of %s", q->root_qualified);
 		value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -182,7 +182,7 @@ doc_read_keys(const DocumentQuery *q, Oid owner, char **after, char **upto, int 
 		return NIL;
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s r WHERE %s", key_list(q, "::pg_catalog.text"),
-					 q->root_qualified, keys_not_null(q));
+					 q->root_from, keys_not_null(q));
 	if (after)
 	{
 		appendStringInfo(&sql, " AND ROW(%s) OPERATOR(pg_catalog.>) %s", key_list(q, ""),

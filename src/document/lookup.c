@@ -3,7 +3,8 @@
  * lookup.c
  *	  Finding the tables and columns a definition names in the catalog:
  *	  flusso_check() reports what is missing, the build statement and the
- *	  resolution rules refuse it, in the same words.
+ *	  resolution rules refuse it, in the same words; and how generated SQL
+ *	  names a table's rows.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -12,6 +13,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "utils/lsyscache.h"
 
 #include "document/lookup.h"
@@ -78,4 +80,18 @@ doc_column(Oid relid, const char *column)
 				 errmsg("%s", missing),
 				 errhint(LOOKUP_HINT)));
 	return get_attnum(relid, column);
+}
+
+/*
+ * What generated SQL reads relid's rows from, given its quoted qualified
+ * name: a partitioned table with its partitions, whose changes the output
+ * plugin writes as the table's; any other table ONLY, since the rows of
+ * tables that inherit from it are neither published with it nor followed.
+ */
+char *
+doc_rows_of(Oid relid, const char *qualified)
+{
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+		return pstrdup(qualified);
+	return psprintf("ONLY %s", qualified);
 }

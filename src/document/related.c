@@ -92,15 +92,15 @@ related_rows(BuildContext *cx, const SchemaField *field, const Table *parent,
 	{
 		*level_key = doc_column_ref(related, doc_single_key(related_key, related));
 		*parent_column = field->column;
-		appendStringInfo(&buf, "FROM %s %s", related->qualified, related->alias);
+		appendStringInfo(&buf, "FROM %s %s", related->from, related->alias);
 	}
 	else if (field->through)
 	{
 		Table	   *junction = doc_open_table(cx, field->namespace, field->through->table);
 
 		appendStringInfo(&buf, "FROM %s %s JOIN %s %s ON %s OPERATOR(pg_catalog.=) %s",
-						 junction->qualified, junction->alias,
-						 related->qualified, related->alias,
+						 junction->from, junction->alias,
+						 related->from, related->alias,
 						 doc_column_ref(related, doc_single_key(related_key, related)),
 						 doc_column_ref(junction, field->through->right_key));
 		*level_key = doc_column_ref(junction, field->through->left_key);
@@ -110,7 +110,7 @@ related_rows(BuildContext *cx, const SchemaField *field, const Table *parent,
 	{
 		*level_key = doc_column_ref(related, field->foreign_key);
 		*parent_column = doc_single_key(parent_key, parent);
-		appendStringInfo(&buf, "FROM %s %s", related->qualified, related->alias);
+		appendStringInfo(&buf, "FROM %s %s", related->from, related->alias);
 	}
 	appendStringInfo(&buf, " WHERE %s OPERATOR(pg_catalog.=) ANY(%s)",
 					 *level_key, keys_at_hand(parent, *parent_column));

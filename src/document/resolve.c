@@ -34,6 +34,7 @@ typedef struct Level
 	char	   *nspname;
 	char	   *relname;
 	char	   *qualified;
+	char	   *from;			/* what its rows are read from (doc_rows_of) */
 	char	   *key;			/* single key column (non-root levels) */
 	ResolveStep *up;			/* from this level's keys to the root's */
 } Level;
@@ -50,6 +51,7 @@ level_for(const char *nspname, const char *relname, const char *key, ResolveStep
 	level->nspname = pstrdup(nspname);
 	level->relname = pstrdup(relname);
 	level->qualified = quote_qualified_identifier(nspname, relname);
+	level->from = doc_rows_of(level->relid, level->qualified);
 	level->key = key ? pstrdup(key) : NULL;
 	level->up = up;
 	return level;
@@ -68,7 +70,7 @@ step(const Level *level, const char *out, const char *in, ResolveStep *next)
 	ResolveStep *s = palloc0(sizeof(ResolveStep));
 
 	s->sql = psprintf("SELECT DISTINCT %s::pg_catalog.text FROM %s WHERE %s OPERATOR(pg_catalog.=) ANY($1::pg_catalog.text[]::%s[]) AND %s IS NOT NULL",
-					  quote_identifier(out), level->qualified, quote_identifier(in),
+					  quote_identifier(out), level->from, quote_identifier(in),
 					  type_of(level, in), quote_identifier(out));
 	s->relid = level->relid;
 	s->column = pstrdup(in);
@@ -187,7 +189,7 @@ doc_compile_resolver(const IndexSchema *schema)
 	if (resolver->nkeys == 1)
 	{
 		resolver->all_keys_sql = psprintf("SELECT %s::pg_catalog.text FROM %s",
-										  quote_identifier(root->key), root->qualified);
+										  quote_identifier(root->key), root->from);
 		compile_fields(resolver, &schema->fields, root);
 	}
 	return resolver;

@@ -27,6 +27,8 @@ typedef struct EngineIndex EngineIndex; /* one index, compiled */
 #define SIGNAL_RETRY "retry"	/* flusso_retry_rejected() */
 #define SIGNAL_PARTITIONS "partitions"	/* a partition attached, detached
 												 * or dropped */
+#define SIGNAL_ALTERED "altered"	/* DDL changed what rows read as, or
+									 * made a table unlogged */
 /* ... and what the stream says of a table an index reads */
 #define SIGNAL_REWRITE "rewrite"	/* ALTER TABLE rewrote it */
 #define SIGNAL_UNCOVERED "uncovered"	/* it changed, unpublished */

@@ -38,7 +38,7 @@ PG_FUNCTION_INFO_V1(flusso_verify);
 
 /* SELECT array_agg(k1::text), ... FROM root: every root key, aligned. */
 static char *
-all_keys_sql(const IndexSchema *schema, const DocumentQuery *q)
+all_keys_sql(const DocumentQuery *q)
 {
 	StringInfoData buf;
 
@@ -47,7 +47,7 @@ all_keys_sql(const IndexSchema *schema, const DocumentQuery *q)
 	for (int k = 0; k < q->nkeys; k++)
 		appendStringInfo(&buf, "%sCOALESCE(pg_catalog.array_agg(%s::pg_catalog.text), '{}')",
 						 k ? ", " : "", quote_identifier(q->key_columns[k]));
-	appendStringInfo(&buf, " FROM %s", quote_qualified_identifier(schema->namespace, schema->table));
+	appendStringInfo(&buf, " FROM %s", q->root_from);
 	return buf.data;
 }
 
@@ -64,7 +64,7 @@ verify_build_all(const StoredIndex *index, const DocumentQuery *q, const char *s
 
 	doc_session_begin(session, index->owner);
 	SPI_connect();
-	if (SPI_execute(all_keys_sql(index->schema, q), true, 1) != SPI_OK_SELECT)
+	if (SPI_execute(all_keys_sql(q), true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the keys of index \"%s\"", index->name);
 	values = palloc(sizeof(Datum) * (q->nparams + q->nkeys));
 	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);

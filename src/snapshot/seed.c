@@ -429,7 +429,7 @@ seed_finish(Seed **seed)
 				SPI_OK_UPDATE, name, NULL);
 		/* requests that this seed answered: they arrived before it started */
 		execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) "
-				"ANY (ARRAY['" SIGNAL_RESNAPSHOT "', '" SIGNAL_PARTITIONS "']) "
+				"ANY (ARRAY['" SIGNAL_RESNAPSHOT "', '" SIGNAL_PARTITIONS "', '" SIGNAL_ALTERED "']) "
 				"AND index_name OPERATOR(pg_catalog.=) $1 AND created_at OPERATOR(pg_catalog.<=) "
 				"(SELECT started_at FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1)",
 				SPI_OK_DELETE, name, NULL);

@@ -49,7 +49,8 @@ set_phase(const char *name, IndexPhase phase, const char *message)
 
 /*
  * Say why an index will be seeded again: asked for, a table it reads
- * gained or lost a partition, was rewritten, or changed while the publication did not cover it.  In the
+ * gained or lost a partition, was altered (worker/altered.c), was
+ * rewritten, or changed while the publication did not cover it.  In the
  * last case the index is in phase error until the seed can begin, which
  * is once the publication covers every table it reads again.
  */
@@ -67,6 +68,10 @@ announce(EngineIndex *ei, const Signal *signal)
 	else if (strcmp(signal->kind, SIGNAL_PARTITIONS) == 0)
 		ereport(LOG,
 				(errmsg("flusso: a partition of a table index \"%s\" reads was attached, detached or dropped, so the index will be seeded again",
+						name)));
+	else if (strcmp(signal->kind, SIGNAL_ALTERED) == 0)
+		ereport(LOG,
+				(errmsg("flusso: a table index \"%s\" reads was altered without a row change being logged, so the index will be seeded again",
 						name)));
 	else if (strcmp(signal->kind, SIGNAL_REWRITE) == 0)
 		ereport(LOG,
@@ -129,11 +134,12 @@ retry_rejected(Engine *engine, const Signal *signal)
 
 /*
  * Act on the signals a batch ended with, in the batch's transaction, after
- * its changes were applied.  A re-snapshot request, a rewrite of a table
- * an index reads, or a change the publication did not cover marks the
- * index for seeding and abandons a seed of it in progress, which starts
- * again; a request itself is deleted when that seed completes.  True when
- * a table was rewritten: the caller compiles the indexes again.
+ * its changes were applied.  A re-snapshot request, a change of
+ * partitions, a rewrite or an alteration of a table an index reads, or a
+ * change the publication did not cover marks the index for seeding and
+ * abandons a seed of it in progress, which starts again; a request itself
+ * is deleted when that seed completes.  True when a table was rewritten or
+ * altered: the caller compiles the indexes again.
  */
 bool
 seed_handle_signals(Engine *engine, Seed **seed, List *signals)
@@ -148,12 +154,14 @@ seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 
 		if (strcmp(signal->kind, SIGNAL_RESNAPSHOT) == 0 ||
 			strcmp(signal->kind, SIGNAL_PARTITIONS) == 0 ||
+			strcmp(signal->kind, SIGNAL_ALTERED) == 0 ||
 			strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
 			strcmp(signal->kind, SIGNAL_UNCOVERED) == 0)
 		{
 			seed_again(engine, seed, signal);
 			/* its columns may read differently now: compile it again */
-			reload |= strcmp(signal->kind, SIGNAL_REWRITE) == 0;
+			reload |= strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
+				strcmp(signal->kind, SIGNAL_ALTERED) == 0;
 		}
 		else if (strcmp(signal->kind, SIGNAL_RETRY) == 0)
 			retry_rejected(engine, signal);

@@ -5,8 +5,9 @@
  *	  slot and stop (at commit, common/requests.c), a dropped or altered
  *	  documents table is followed by its index (index/follow.c), a
  *	  partition attached, detached or dropped has the indexes reading its
- *	  table seeded again (index/partitions.c), and DROP DATABASE has the
- *	  worker let go of its slot at once.
+ *	  table seeded again (partitions.c), so does DDL that changes what
+ *	  rows read as or makes a table unlogged (altered.c), and DROP
+ *	  DATABASE has the worker let go of its slot at once.
  *
  * DROP DATABASE cannot wait for commit: it
  * refuses while a logical slot of the database is active, and it checks
@@ -41,6 +42,7 @@
 
 #include "flusso.h"
 #include "index/follow.h"
+#include "worker/altered.h"
 #include "worker/partitions.h"
 #include "common/requests.h"
 #include "common/shared.h"
@@ -173,13 +175,17 @@ object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, voi
 		release_database(objectId);
 }
 
-/* After ALTER TABLE ... ATTACH or DETACH PARTITION, the indexes follow. */
+/*
+ * After ALTER TABLE ... ATTACH or DETACH PARTITION, and DDL that changes
+ * values or logging without a row change, the indexes follow.
+ */
 static void
 process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				ProcessUtilityContext context, ParamListInfo params,
 				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *stmt = pstmt->utilityStmt;
+	List	   *retyped = altered_before_statement(stmt);
 
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params,
@@ -189,6 +195,7 @@ process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 								queryEnv, dest, qc);
 	if (IsA(stmt, AlterTableStmt))
 		partitions_note_statement((AlterTableStmt *) stmt);
+	altered_note_statement(stmt, retyped);
 }
 
 void

@@ -12,7 +12,9 @@
  *
  * The utility and drop hooks note which partitioned tables changed; the
  * signals are inserted as the transaction is about to commit, as the
- * catalog's owner, so that a statement rolled back requests nothing.  A
+ * catalog's owner, so that a statement rolled back requests nothing
+ * (altered.c, which requests seeds after other DDL, inserts them); each
+ * index's tables are walked as its owner.  A
  * DETACH ... CONCURRENTLY commits its first step itself: the rows leave
  * the table in its second transaction, which requests the seed.  Creating
  * a partition (empty) and TRUNCATE of a partition (logged, see
@@ -35,26 +37,25 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "check/ready.h"
 #include "check/tables.h"
-#include "common/pinned.h"
-#include "common/requests.h"
-#include "common/text_array.h"
 #include "engine/engine.h"
 #include "index/definition.h"
+#include "worker/altered.h"
 #include "worker/partitions.h"
 
 /* partitioned tables whose partitions changed in this transaction */
 static List *changed_tables = NIL;
 static bool callback_registered = false;
 
-/* Does the index read one of the tables? */
+/* Does the index read one of the tables?  Walked as its owner. */
 static bool
 index_reads_any(StoredIndex *index, List *relids)
 {
 	DiagnosticSink ignored = {NIL, index->name};
 	ListCell   *lc;
 
-	foreach(lc, check_index_tables(index->schema, &ignored))
+	foreach(lc, check_index_reads(index, &ignored))
 	{
 		if (list_member_oid(relids, ((TableUse *) lfirst(lc))->relid))
 			return true;
@@ -66,12 +67,7 @@ index_reads_any(StoredIndex *index, List *relids)
 static void
 request_seeds(List *relids)
 {
-	CatalogUser saved;
 	List	   *names = NIL;
-	char	  **array;
-	int			n = 0;
-	Oid			argtypes[1] = {TEXTARRAYOID};
-	Datum		values[1];
 	ListCell   *lc;
 
 	if (!OidIsValid(get_extension_oid("flusso", true)))
@@ -85,22 +81,7 @@ request_seeds(List *relids)
 		if (index_reads_any(index, relids))
 			names = lappend(names, index->name);
 	}
-	if (names != NIL)
-	{
-		array = palloc(sizeof(char *) * list_length(names));
-		foreach(lc, names)
-			array[n++] = lfirst(lc);
-		values[0] = text_array_from_strings(array, n);
-		SPI_connect();
-		catalog_become_owner(&saved);
-		if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) "
-								  "SELECT '" SIGNAL_PARTITIONS "', pg_catalog.unnest($1)",
-								  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not request a seed of the indexes reading a partitioned table");
-		catalog_restore_user(&saved);
-		SPI_finish();
-		request_worker_at_commit(true);
-	}
+	altered_request_seeds(SIGNAL_PARTITIONS, names);
 	PopActiveSnapshot();
 }
 

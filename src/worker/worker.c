@@ -465,9 +465,9 @@ run(WorkerState *ws)
 				exit = WORKER_EXTENSION_GONE;
 				break;
 			}
-			/* a table was rewritten: its columns may read differently now */
+			/* a table was rewritten or altered: it may read differently now */
 			if (rewritten)
-				ws->restart_reason = "a table an index reads was rewritten";
+				ws->restart_reason = "a table an index reads was rewritten or altered";
 			/* a signal may have asked for a seed that need not wait */
 			if (signalled)
 				ws->seed_waits = false;

@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * altered.h
+ *	  Indexes are compiled and seeded again after DDL that changes what
+ *	  the rows of a table they read read as, or makes it unlogged, without
+ *	  logging a row change.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_WORKER_ALTERED_H
+#define FLUSSO_WORKER_ALTERED_H
+
+#include "nodes/parsenodes.h"
+
+extern List *altered_before_statement(Node *stmt);
+extern void altered_note_statement(Node *stmt, List *retyped);
+extern void altered_request_seeds(const char *kind, List *index_names);
+
+#endif							/* FLUSSO_WORKER_ALTERED_H */
