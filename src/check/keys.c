@@ -27,19 +27,7 @@
 #include "utils/syscache.h"
 
 #include "check/keys.h"
-
-static bool
-list_has_name(List *names, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, names)
-	{
-		if (strcmp(lfirst(lc), name) == 0)
-			return true;
-	}
-	return false;
-}
+#include "common/text_array.h"
 
 /* Is index indexoid unique, valid, plain, and over some of columns only? */
 static bool
@@ -59,7 +47,7 @@ index_covers(Oid relid, Oid indexoid, List *columns)
 	{
 		AttrNumber	attnum = index->indkey.values[i];
 
-		covers = attnum > 0 && list_has_name(columns, get_attname(relid, attnum, false));
+		covers = attnum > 0 && string_list_member(columns, get_attname(relid, attnum, false));
 	}
 	ReleaseSysCache(tuple);
 	return covers;

@@ -44,3 +44,17 @@ text_array_to_strings(Datum array, int n)
 		out[i] = TextDatumGetCString(elems[i]);
 	return out;
 }
+
+/* Is s one of strings, a List of C strings? */
+bool
+string_list_member(List *strings, const char *s)
+{
+	ListCell   *lc;
+
+	foreach(lc, strings)
+	{
+		if (strcmp(lfirst(lc), s) == 0)
+			return true;
+	}
+	return false;
+}

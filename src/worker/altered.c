@@ -131,19 +131,6 @@ type_holds(Oid type, Oid target)
 	return false;
 }
 
-static bool
-list_has_name(List *names, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, names)
-	{
-		if (strcmp(lfirst(lc), name) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* Does what the index reads of table, walked as broken or not, hold what? */
 static bool
 table_touched(const TableUse *table, bool broken, const AlteredObject *what)
@@ -163,7 +150,7 @@ table_touched(const TableUse *table, bool broken, const AlteredObject *what)
 		return false;
 	}
 	return what->relid == table->relid &&
-		(what->column == NULL || broken || list_has_name(table->columns, what->column));
+		(what->column == NULL || broken || string_list_member(table->columns, what->column));
 }
 
 /* Did what this transaction altered touch the index? */
@@ -263,9 +250,15 @@ altered_request_seeds(const char *kind, List *index_names)
 	request_worker_at_commit(true);
 }
 
-/* Ask for a seed of every index what was altered touches. */
-static void
-request_seeds(List *objects)
+/*
+ * At commit, ask for a seed (a request of kind) of every index for which
+ * touches(index, objects) holds: the DDL hooks' one way to have indexes
+ * seeded again.
+ */
+void
+altered_request_seeds_where(const char *kind,
+							bool (*touches) (const StoredIndex *index, List *objects),
+							List *objects)
 {
 	List	   *names = NIL;
 	ListCell   *lc;
@@ -278,10 +271,10 @@ request_seeds(List *objects)
 	{
 		StoredIndex *index = lfirst(lc);
 
-		if (index_touched(index, objects))
+		if (touches(index, objects))
 			names = lappend(names, index->name);
 	}
-	altered_request_seeds(SIGNAL_ALTERED, names);
+	altered_request_seeds(kind, names);
 	PopActiveSnapshot();
 }
 
@@ -293,7 +286,7 @@ request_seeds_at_commit(XactEvent event, void *arg)
 	altered = NIL;
 	if ((event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) &&
 		objects != NIL)
-		request_seeds(objects);
+		altered_request_seeds_where(SIGNAL_ALTERED, index_touched, objects);
 }
 
 /* Note that relid (its column, when given) or type was altered. */

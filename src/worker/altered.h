@@ -14,8 +14,13 @@
 
 #include "nodes/parsenodes.h"
 
+#include "index/definition.h"
+
 extern List *altered_before_statement(Node *stmt);
 extern void altered_note_statement(Node *stmt, List *retyped);
 extern void altered_request_seeds(const char *kind, List *index_names);
+extern void altered_request_seeds_where(const char *kind,
+										bool (*touches) (const StoredIndex *index, List *objects),
+										List *objects);
 
 #endif							/* FLUSSO_WORKER_ALTERED_H */

@@ -50,7 +50,7 @@ static bool callback_registered = false;
 
 /* Does the index read one of the tables?  Walked as its owner. */
 static bool
-index_reads_any(StoredIndex *index, List *relids)
+index_reads_any(const StoredIndex *index, List *relids)
 {
 	DiagnosticSink ignored = {NIL, index->name};
 	ListCell   *lc;
@@ -63,28 +63,6 @@ index_reads_any(StoredIndex *index, List *relids)
 	return false;
 }
 
-/* Ask for a seed of every index that reads one of the tables. */
-static void
-request_seeds(List *relids)
-{
-	List	   *names = NIL;
-	ListCell   *lc;
-
-	if (!OidIsValid(get_extension_oid("flusso", true)))
-		return;
-	/* at commit, statements have ended: take a snapshot of our own */
-	PushActiveSnapshot(GetTransactionSnapshot());
-	foreach(lc, index_load_all())
-	{
-		StoredIndex *index = lfirst(lc);
-
-		if (index_reads_any(index, relids))
-			names = lappend(names, index->name);
-	}
-	altered_request_seeds(SIGNAL_PARTITIONS, names);
-	PopActiveSnapshot();
-}
-
 static void
 request_seeds_at_commit(XactEvent event, void *arg)
 {
@@ -93,7 +71,7 @@ request_seeds_at_commit(XactEvent event, void *arg)
 	changed_tables = NIL;
 	if ((event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) &&
 		relids != NIL)
-		request_seeds(relids);
+		altered_request_seeds_where(SIGNAL_PARTITIONS, index_reads_any, relids);
 }
 
 /* The partitions of relid, and of each partitioned table above it, changed. */
