@@ -68,38 +68,57 @@ classify(bool delete, int status, const char *type)
 
 /*
  * Read a _bulk response of nitems items (deletes[i]: item i deletes) into
- * results; false when it is not one, or has another number of items.
+ * results; false when it is not one, and then *problem says what is wrong
+ * with it, quoting nothing of it.
  */
 bool
 bulk_read_response(const char *response, int nitems, const bool *deletes,
-				   BulkItemResult *results)
+				   BulkItemResult *results, char **problem)
 {
-	Jsonb	   *doc = os_json_parse(response);
+	const char *unreadable;
+	Jsonb	   *doc = os_json_read(response, &unreadable);
 	JsonbContainer *items;
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken token;
 	int			n = 0;
 
-	if (doc == NULL || (items = os_json_object(&doc->root, "items")) == NULL ||
-		!JsonContainerIsArray(items))
+	if (doc == NULL)
+	{
+		*problem = pstrdup(unreadable);
 		return false;
+	}
+	if ((items = os_json_object(&doc->root, "items")) == NULL || !JsonContainerIsArray(items))
+	{
+		*problem = pstrdup("it has no \"items\" array");
+		return false;
+	}
 	it = JsonbIteratorInit(items);
 	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
-		JsonbContainer *item;
 		JsonbContainer *result;
 		JsonbContainer *error;
 		int64		status = 0;
 
 		if (token != WJB_ELEM)
 			continue;
-		if (n >= nitems || v.type != jbvBinary)
+		if (n >= nitems)
+		{
+			*problem = psprintf("it has more than %d items", nitems);
 			return false;
-		item = v.val.binary.data;
-		result = os_json_object(item, deletes[n] ? "delete" : "index");
-		if (result == NULL || !os_json_number(result, "status", &status))
+		}
+		if (v.type != jbvBinary ||
+			(result = os_json_object(v.val.binary.data, deletes[n] ? "delete" : "index")) == NULL)
+		{
+			*problem = psprintf("item %d is not the result of %s", n + 1,
+								deletes[n] ? "a delete" : "an index");
 			return false;
+		}
+		if (!os_json_number(result, "status", &status) || status < 100 || status > 599)
+		{
+			*problem = psprintf("item %d has no HTTP status", n + 1);
+			return false;
+		}
 		error = os_json_object(result, "error");
 		results[n].status = (int) status;
 		results[n].error_type = error ? os_json_text(error, "type") : NULL;
@@ -107,5 +126,10 @@ bulk_read_response(const char *response, int nitems, const bool *deletes,
 		results[n].outcome = classify(deletes[n], (int) status, results[n].error_type);
 		n++;
 	}
-	return n == nitems;
+	if (n != nitems)
+	{
+		*problem = psprintf("it has %d items", n);
+		return false;
+	}
+	return true;
 }

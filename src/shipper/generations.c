@@ -141,6 +141,7 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
 	StringInfoData body;
 	bool	   *deletes;
 	BulkItemResult *results;
+	char	   *problem;
 	int			n = 0;
 
 	*ok = false;
@@ -173,7 +174,7 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
 	results = palloc0(sizeof(BulkItemResult) * n);
 	for (int i = 0; i < n; i++)
 		deletes[i] = true;
-	if (!os_succeeded(req, 0) || !bulk_read_response(req->response, n, deletes, results))
+	if (!os_succeeded(req, 0) || !bulk_read_response(req->response, n, deletes, results, &problem))
 		return false;
 	for (int i = 0; i < n; i++)
 	{

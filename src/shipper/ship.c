@@ -503,6 +503,7 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 	ShipIndex  *x = b->x;
 	HttpRequest *req = b->req;
 	BulkItemResult *results;
+	char	   *problem;
 
 	if (req->status == 413)
 	{
@@ -528,11 +529,11 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 		return false;
 	}
 	results = palloc0(sizeof(BulkItemResult) * b->nitems);
-	if (!bulk_read_response(req->response, b->nitems, b->deletes, results))
+	if (!bulk_read_response(req->response, b->nitems, b->deletes, results, &problem))
 	{
 		ship_failed(rt, x->name,
-					psprintf("OpenSearch server \"%s\" answered a _bulk of %d items with something else than their results",
-							 x->server->name, b->nitems), -1);
+					psprintf("OpenSearch server \"%s\" answered a _bulk of %d items with something else than their results: %s",
+							 x->server->name, b->nitems, problem), -1);
 		return false;
 	}
 	judge(b, results, out);
