@@ -10,9 +10,10 @@
  *		document deleted at the truncate's version) before anything queued
  *		since is shipped to it;
  *	  - a seeded generation, once every document queued before its seed
- *		ended has been shipped, gets its replicas and refresh interval, is
- *		refreshed, and the alias moves to it from whatever it pointed to,
- *		in one request; the generations before it are retired;
+ *		ended has been shipped and none rejected since it was created,
+ *		gets its replicas and refresh interval, is refreshed, and the
+ *		alias moves to it from whatever it pointed to, in one request; the
+ *		generations before it are retired;
  *	  - a retired generation is deleted (unless kept), then forgotten.
  *
  * A step that fails is tried again after a back-off; every step can be
@@ -262,7 +263,9 @@ serve(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 /*
  * Take the steps the generations of x need now, in order; false when one
  * failed (the turn ends there).  Only the latest seeded generation is
- * served: older ones are retired with the swap.
+ * served: older ones are retired with the swap.  One that lacks rejected
+ * documents is not served until they are retried and shipped: readers
+ * keep the generation they have, and flusso_status() says why.
  */
 bool
 ship_generations(ShipIndex *x, ShipRuntime *rt)
@@ -292,7 +295,12 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 		if (strcmp(g->state, "seeded") == 0)
 			latest_seeded = g;
 	}
-	if (latest_seeded && latest_seeded->drained && !serve(x, rt, latest_seeded))
+	if (latest_seeded && latest_seeded->drained && latest_seeded->rejected > 0)
+		ship_record_error(x->name,
+						  psprintf("OpenSearch index \"%s\" is not served: " INT64_FORMAT " of its documents were rejected; see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
+								   latest_seeded->concrete, latest_seeded->rejected,
+								   x->name, x->name));
+	else if (latest_seeded && latest_seeded->drained && !serve(x, rt, latest_seeded))
 		return false;
 	return true;
 }

@@ -7,11 +7,14 @@
  *	  next bulk is read and built while the one before is in flight.
  *
  * Rows are read in version order, at most as many as the cap allows (the
- * server's bulk_max_documents items, halved by a 413) and as fit in
- * bulk_max_bytes (a document larger than that goes alone).  A document
- * that builds goes as an index item, one that builds nothing as a delete,
- * each with the row's version.  The request is sent outside any
- * transaction, so a slow cluster holds no snapshot.
+ * server's bulk_max_documents items, halved by a 413, doubled back by
+ * every bulk that goes through) and as fit in bulk_max_bytes (a document
+ * larger than that goes alone).  A document that builds goes as an index
+ * item, one that builds nothing as a delete, each with the row's version.
+ * The request is sent outside any transaction, so a slow cluster holds no
+ * snapshot.  A 413 is a failure like any other (the index backs off),
+ * unless the bulk held one document larger than bulk_max_bytes: that one
+ * is rejected as too large, for good.
  *
  * A row leaves the outbox only if it was not queued again meanwhile (its
  * seq is unchanged), once every item of it is done; an item refused for
@@ -55,6 +58,7 @@ typedef struct QueuedRow
 	char	   *doc;			/* built now; NULL: builds nothing (delete) */
 	int			first_item;		/* its items in the bulk, -1: not sent */
 	int			nitems;
+	int			largest_item;	/* bytes of its largest item */
 } QueuedRow;
 
 typedef struct BulkBatch
@@ -195,9 +199,11 @@ compose(BulkBatch *b, int max_bytes)
 		int			first = nitems;
 
 		resetStringInfo(&row);
+		r->largest_item = 0;
 		foreach(lc, b->targets)
 		{
 			ShipGeneration *g = lfirst(lc);
+			int			before = row.len;
 
 			if (!takes(g, r))
 				continue;
@@ -206,6 +212,7 @@ compose(BulkBatch *b, int max_bytes)
 			else
 				bulk_add_delete(&row, g->concrete, r->id, r->version);
 			deletes[nitems++] = r->doc == NULL;
+			r->largest_item = Max(r->largest_item, row.len - before);
 		}
 		if (body->len > 0 && body->len + row.len > max_bytes)
 			break;
@@ -492,6 +499,45 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 }
 
 /*
+ * A bulk was answered 413, too large.  Only a document that alone is
+ * larger than bulk_max_bytes, and went alone, is refused for good: into
+ * *out, as rejected.  Anything else (a cluster or a proxy that takes less
+ * than bulk_max_bytes, or less for now) is a failure like any other: the
+ * cap halves, and the index backs off; the cap grows back as bulks go
+ * through (bulk_record).
+ */
+static void
+too_large(BulkBatch *b, ShipRuntime *rt, Outcome *out)
+{
+	ShipIndex  *x = b->x;
+	int			sent = 0;
+
+	for (int i = 0; i < b->nrows; i++)
+	{
+		if (b->rows[i].first_item >= 0)
+			sent++;
+	}
+	if (sent == 1 && b->rows[0].largest_item > x->server->bulk_max_bytes)
+	{
+		BulkItemResult *result = palloc0(sizeof(BulkItemResult));
+
+		result->outcome = BULK_REJECTED;
+		result->status = 413;
+		result->error_type = "request_entity_too_large";
+		result->reason = psprintf("the document alone is larger than bulk_max_bytes (%d bytes), and the cluster refused it (%d bytes)",
+								  x->server->bulk_max_bytes, b->rows[0].largest_item);
+		out->rejected = list_make1(&b->rows[0]);
+		out->rejections = list_make1(result);
+		return;
+	}
+	rt->items_cap = Max(1, b->nitems / 2);
+	ship_failed(rt, x->name,
+				psprintf("%s; the next bulks carry at most %d items", http_failure(b->req),
+						 rt->items_cap),
+				b->req->retry_after);
+}
+
+/*
  * What became of a bulk that ended, read into *out without writing
  * anything; true when the next may follow (every item went, or was set
  * aside for good without stopping the index).  A bulk that failed as a
@@ -507,20 +553,7 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 
 	if (req->status == 413)
 	{
-		/* too large: halve the cap; a single document too large is refused */
-		if (b->nitems > 1 || b->nrows > 1)
-		{
-			rt->items_cap = Max(1, b->nitems / 2);
-			return false;
-		}
-		results = palloc0(sizeof(BulkItemResult));
-		results[0].outcome = BULK_REJECTED;
-		results[0].status = 413;
-		results[0].error_type = "request_entity_too_large";
-		results[0].reason = psprintf("the document alone is larger than the cluster accepts (%zu bytes)",
-									 (size_t) b->body.len);
-		out->rejected = list_make1(&b->rows[0]);
-		out->rejections = list_make1(results);
+		too_large(b, rt, out);
 		return false;
 	}
 	if (req->status < 200 || req->status >= 300)
@@ -570,7 +603,11 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 					psprintf("OpenSearch server \"%s\" refused %d documents for now; they are sent again",
 							 x->server->name, out->retry), b->req->retry_after);
 	else
+	{
 		ship_succeeded(rt);
+		/* after a 413, the cap grows back as bulks go through */
+		rt->items_cap = Min(x->server->bulk_max_documents, rt->items_cap * 2);
+	}
 }
 
 /* Wait for a bulk in flight; its response lives in the bulk's context. */
@@ -615,7 +652,7 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 	}
 	if (generations == 0 || x->server == NULL)
 		return false;
-	if (rt->items_cap <= 0)
+	if (rt->items_cap <= 0 || rt->items_cap > x->server->bulk_max_documents)
 		rt->items_cap = x->server->bulk_max_documents;
 	current = bulk_prepare(x, rt, generations, NULL, &worked, &failure);
 	if (failure != NULL)
