@@ -9,8 +9,10 @@
  * retried item can never bring an older state back.  Hence a 409
  * version_conflict_engine_exception is success (a newer version is
  * there), as is a 404 on delete (nothing to delete).  429 and 5xx may
- * succeed if tried again; anything else (a mapping that refuses a value,
- * say) cannot.
+ * succeed if tried again, and so may an item refused because its index is
+ * closed or blocked for writes (index_closed_exception,
+ * cluster_block_exception: an operator's doing, undone as easily);
+ * anything else (a mapping that refuses a value, say) cannot.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -60,7 +62,10 @@ classify(bool delete, int status, const char *type)
 		return BULK_DONE;
 	if (status == 429 || status >= 500)
 		return BULK_RETRY;
-	/* the index is gone: the shipper creates it again */
+	if (type != NULL && (strcmp(type, "index_closed_exception") == 0 ||
+						 strcmp(type, "cluster_block_exception") == 0))
+		return BULK_RETRY;
+	/* the index is gone: the shipper's check notices, and seeds again */
 	if (status == 404)
 		return BULK_RETRY;
 	return BULK_REJECTED;

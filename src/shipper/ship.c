@@ -231,6 +231,7 @@ typedef struct Outcome
 	List	   *rejected;		/* QueuedRow, with rejections */
 	List	   *rejections;		/* BulkItemResult, one per rejected row */
 	int			retry;			/* rows to try again */
+	const char *retry_type;		/* the error type of the first, or NULL */
 	bool		answered;		/* the items' results were read */
 } Outcome;
 
@@ -258,7 +259,10 @@ judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
 			out->rejections = lappend(out->rejections, worst);
 		}
 		else
-			out->retry++;
+		{
+			if (out->retry++ == 0)
+				out->retry_type = worst->error_type;
+		}
 	}
 }
 
@@ -487,7 +491,7 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 	if (b->nitems == 0)
 	{
 		/* rows of a seed no generation takes any more: nothing to send */
-		Outcome		out = {NIL, NIL, NIL, 0, false};
+		Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
 
 		for (int i = 0; i < b->nrows; i++)
 			out.done = lappend(out.done, &b->rows[i]);
@@ -600,8 +604,9 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 	}
 	if (out->retry > 0)
 		ship_failed(rt, x->name,
-					psprintf("OpenSearch server \"%s\" refused %d documents for now; they are sent again",
-							 x->server->name, out->retry), b->req->retry_after);
+					psprintf("OpenSearch server \"%s\" refused %d documents for now (%s); they are sent again",
+							 x->server->name, out->retry,
+							 out->retry_type ? out->retry_type : "unknown"), b->req->retry_after);
 	else
 	{
 		ship_succeeded(rt);
@@ -665,7 +670,7 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 	for (;;)
 	{
 		BulkBatch  *next = NULL;
-		Outcome		out = {NIL, NIL, NIL, 0, false};
+		Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
 		bool		carry_on;
 
 		if (GetCurrentTimestamp() < turn_end)
