@@ -144,6 +144,22 @@ os_alias_holders(const OpenSearchServer *server, const char *alias, HttpRequest 
 }
 
 /*
+ * The "dynamic" setting of index's mappings ("strict" for every index
+ * flusso creates, none for one a _bulk created by itself), or NULL; *req
+ * says whether the index exists (404: it does not) or the request failed.
+ */
+char *
+os_index_dynamic(const OpenSearchServer *server, const char *index, HttpRequest **req)
+{
+	Jsonb	   *doc;
+
+	*req = call(server, "GET", psprintf("/%s/_mapping?filter_path=*.mappings.dynamic", index), NULL);
+	if (!os_succeeded(*req, 0) || (doc = os_json_parse((*req)->response)) == NULL)
+		return NULL;
+	return os_json_text(os_json_object(os_json_object(&doc->root, index), "mappings"), "dynamic");
+}
+
+/*
  * Point alias at index to, and at nothing else, in one request: readers
  * see the old index or the new one, never neither.
  */

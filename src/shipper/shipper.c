@@ -99,6 +99,7 @@ runtime_of(const char *index)
 		rt->not_before = 0;
 		rt->failures = 0;
 		rt->items_cap = 0;
+		rt->checked_at = 0;
 	}
 	return rt;
 }

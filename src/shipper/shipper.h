@@ -58,6 +58,7 @@ typedef struct ShipRuntime
 	TimestampTz not_before;		/* backing off until then */
 	int			failures;		/* in a row */
 	int			items_cap;		/* a 413 halves it, a bulk that goes doubles it */
+	TimestampTz checked_at;		/* when the served generation was checked */
 } ShipRuntime;
 
 /* how long one index ships bulk after bulk before the next index's turn */
