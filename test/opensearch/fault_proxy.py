@@ -25,6 +25,7 @@ before each request and polled every 100 ms (missing or empty: pass):
   bignum        forward; in _bulk responses, every item's status becomes 1e30
   deep          answer every _bulk with 100,000 nested arrays
   huge N        answer every _bulk with a JSON body of N MiB (default 100)
+  nomapping     answer 503 to every request for an index's _mapping
 
 Writing the file counts as entering its mode afresh (content or mtime change),
 which resets the item429 counter and ends hung requests.  GET /__proxy/stats
@@ -219,6 +220,9 @@ class Proxy:
         elif mode == "toolarge" and len(req.body) > arg:
             status = 413
             headers, body = json_error(413, "request_entity_too_large")
+        elif mode == "nomapping" and req.path.endswith("/_mapping"):
+            status = 503
+            headers, body = json_error(503, "simulated")
         elif mode in ("bulk413", "deep", "huge") and req.path.endswith("/_bulk"):
             status, headers, body = bulk_answer(mode, arg)
         else:

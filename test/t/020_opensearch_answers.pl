@@ -5,8 +5,13 @@
 # another index of the database and reads no more than a _bulk's answer
 # can hold; a 413 backs off like any failure, rejects nothing that fits
 # bulk_max_bytes, and the bulks grow back once it passes; a generation is
-# not served while documents it should hold were rejected.  The faults
-# come from test/opensearch/fault_proxy.py in front of a real node.
+# not served while documents it should hold were rejected.  Changes made
+# in OpenSearch behind flusso's back: flusso_verify() reads what readers
+# read, through the alias, and says when the alias is missing or serves
+# another index; the shipper puts the alias back, seeds again into a new
+# generation (with flusso's mapping) when the served index is deleted, and
+# retries what a closed or write-blocked index refuses.  The faults come
+# from test/opensearch/fault_proxy.py in front of a real node.
 
 use strict;
 use warnings;
@@ -175,6 +180,75 @@ ok(OpenSearchNode::caught_up($node, 'library', 'gadgets'), 'once retried, it is 
 is($os->count('b-gadgets'), 5, 'with every document');
 
 is($node->safe_psql('library', $shipper_sql), $shipper, 'the same shipper ran throughout');
+
+# Behind flusso's back: the alias of authors moved to another index (the
+# served books), then removed.  The proxy fails the shipper's check of the
+# served index (GET _mapping), so that flusso_verify() sees what was made.
+my $served = $node->safe_psql('library', q{SELECT concrete FROM flusso.opensearch_generation
+	WHERE index_name = 'authors' AND state = 'served'});
+my $books = $node->safe_psql('library', q{SELECT concrete FROM flusso.opensearch_generation
+	WHERE index_name = 'books' AND state = 'served'});
+my $authors = $os->count($served);
+fault('nomapping');
+$os->request('POST', '/_aliases', qq{{"actions": [{"remove": {"index": "$served", "alias": "b-authors"}},
+	{"add": {"index": "$books", "alias": "b-authors"}}]}});
+is_deeply($os->alias_targets('b-authors'), [$books], 'the alias of authors serves the books');
+is($node->safe_psql('library', q{SELECT count(*) FILTER (WHERE problem IN ('missing', 'different')) || ' '
+	|| string_agg(problem, '') FILTER (WHERE id IS NULL) FROM flusso_verify('authors')}),
+	qq{$authors alias "b-authors" serves "$books", not "$served"},
+	'flusso_verify() reads through the alias: it serves another index, where no author is as built');
+$os->request('POST', '/_aliases', qq{{"actions": [{"remove": {"index": "$books", "alias": "b-authors"}}]}});
+is($node->safe_psql('library', q{SELECT coalesce(id, '-') || ' ' || problem FROM flusso_verify('authors')}),
+	qq{- alias "b-authors" is missing; it should serve "$served"},
+	'flusso_verify() says the alias is missing');
+fault('pass');
+ok( $node->poll_query_until('library', qq{SELECT ship_error = 'OpenSearch alias "b-authors" served nothing; it was put back on "$served"'
+		FROM flusso_status() WHERE index = 'authors'}),
+	'the shipper puts the alias back, and flusso_status() says so');
+is_deeply($os->alias_targets('b-authors'), [$served], 'the alias serves the generation again');
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso_verify('authors')}), '0', 'flusso_verify() agrees');
+
+# The served index deleted: seeded again into a new generation, with
+# flusso's mapping, even if a _bulk recreated the index meanwhile.
+$os->request('DELETE', "/$served");
+$node->safe_psql('library', q{UPDATE authors SET born = '1990-01-01' WHERE id = 7});
+ok( $node->poll_query_until('library', qq{SELECT ship_error ~ 'OpenSearch index "$served", which alias "b-authors" served, was deleted'
+		FROM flusso_status() WHERE index = 'authors'}),
+	'the deleted index is noticed, and flusso_status() says so');
+ok(OpenSearchNode::caught_up($node, 'library', 'authors'), 'a new generation is seeded and served');
+my $reseeded = $os->alias_targets('b-authors');
+isnt($reseeded->[0], $served, 'the alias serves the new generation');
+my (undef, $mapping) = $os->request('GET', "/$reseeded->[0]/_mapping");
+is($mapping->{ $reseeded->[0] }{mappings}{dynamic}, 'strict', "with flusso's mapping");
+is_deeply($os->indexes_like('b-authors'), $reseeded, 'and no other index of authors is left');
+is_deeply($os->differences($node, 'library', 'authors', 'b-authors', 'SELECT id::text FROM authors'), [],
+	'every author equals flusso_build()');
+
+# A closed index and a write block refuse documents for now: retried.
+for my $case ([ 'closed', "/$books/_close", "/$books/_open", 'index_closed_exception' ],
+	[ 'write-blocked', "/$books/_block/write", "/$books/_settings", 'cluster_block_exception' ])
+{
+	my ($what, $block, $unblock, $type) = @$case;
+	$os->request($what eq 'closed' ? 'POST' : 'PUT', $block);
+	$pages++;
+	$node->safe_psql('library', "UPDATE books SET pages = $pages WHERE id = 2");
+	ok( $node->poll_query_until('library', qq{SELECT ship_error ~ 'refused 1 documents for now \\($type\\)'
+			FROM flusso_status() WHERE index = 'books'}),
+		"$what: the document is refused for now ($type)");
+	is($node->safe_psql('library', q{SELECT rejected FROM flusso_status() WHERE index = 'books'}), '0',
+		"$what: nothing is rejected");
+	if ($what eq 'closed')
+	{
+		$os->request('POST', $unblock);
+	}
+	else
+	{
+		$os->request('PUT', $unblock, '{"index.blocks.write": false}');
+	}
+	ok(OpenSearchNode::caught_up($node, 'library', 'books'), "$what: shipped once it is lifted");
+	my (undef, $doc) = $os->request('GET', '/g-books/_doc/2');
+	is($doc->{_source}{pages}, $pages, "$what: the change arrived");
+}
 
 $node->stop;
 $proxy->signal('TERM');
