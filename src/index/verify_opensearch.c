@@ -5,9 +5,9 @@
  *	  the index's alias see against a fresh build.
  *
  * What readers read is what counts: the alias, not the generation the
- * catalog says it serves.  An alias that serves nothing, or another
- * index, is a row of its own (with no id); one that serves nothing ends
- * the verification there, since readers see no document at all.  What
+ * catalog says it serves.  An alias that is missing, or serves another
+ * index, is a row of its own (with no id); a missing one ends the
+ * verification there, since readers see no document of the index.  What
  * the alias serves is refreshed, then read a page at a time in _id order
  * (search_after), and each page's documents are built by id and compared
  * as jsonb: different, or extra (builds nothing).  Then every document

@@ -16,11 +16,12 @@
 #include "utils/jsonb.h"
 
 /*
- * How deep a response may nest: OpenSearch's own answers nest a dozen
- * levels, and a document's _source no deeper than a mapping may
- * (index.mapping.depth.limit, 20 by default).
+ * How deep a response may nest.  OpenSearch's own answers nest a dozen
+ * levels; a document's _source as deep as a jsonb value of it does, and
+ * OpenSearch reads up to 1,000 levels.  PostgreSQL's recursive parsers
+ * take that many well within the default max_stack_depth (2 MB).
  */
-#define OS_JSON_MAX_DEPTH 100
+#define OS_JSON_MAX_DEPTH 1000
 
 extern Jsonb *os_json_parse(const char *text);
 extern Jsonb *os_json_read(const char *text, const char **problem);

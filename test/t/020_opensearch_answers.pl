@@ -86,7 +86,7 @@ my $pages = 500;
 my $peak_before = peak_kb($shipper);
 for my $case (
 	[ 'bignum', 'answered a _bulk of [0-9]+ items with something else than their results: item 1 has no HTTP status' ],
-	[ 'deep', 'answered a _bulk of [0-9]+ items with something else than their results: it nests more than 100 levels deep' ],
+	[ 'deep', 'answered a _bulk of [0-9]+ items with something else than their results: it nests more than 1000 levels deep' ],
 	[ 'huge 100', 'answered POST /_bulk with more than [0-9]+ bytes' ])
 {
 	my ($mode, $error) = @$case;
