@@ -87,7 +87,9 @@ verify_emit(ReturnSetInfo *rsinfo, const char *id, const char *problem, const ch
 	Datum		row[3];
 	bool		nulls[3] = {false, false, false};
 
-	row[0] = CStringGetTextDatum(id);
+	/* no id: a problem of the sink as a whole (an alias serving nothing) */
+	nulls[0] = id == NULL;
+	row[0] = id ? CStringGetTextDatum(id) : (Datum) 0;
 	row[1] = CStringGetTextDatum(problem);
 	row[2] = CStringGetTextDatum(sink);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);

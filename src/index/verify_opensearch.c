@@ -1,10 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * verify_opensearch.c
- *	  flusso_verify() for the OpenSearch sink: every document of the served
- *	  generation against a fresh build.
+ *	  flusso_verify() for the OpenSearch sink: every document readers of
+ *	  the index's alias see against a fresh build.
  *
- * The served index is refreshed, then read a page at a time in _id order
+ * What readers read is what counts: the alias, not the generation the
+ * catalog says it serves.  An alias that is missing, or serves another
+ * index, is a row of its own (with no id); a missing one ends the
+ * verification there, since readers see no document of the index.  What
+ * the alias serves is refreshed, then read a page at a time in _id order
  * (search_after), and each page's documents are built by id and compared
  * as jsonb: different, or extra (builds nothing).  Then every document
  * that builds and was not seen is missing.  Documents still queued in the
@@ -59,11 +63,13 @@ id_in(HTAB *set, const char *id)
 }
 
 /*
- * The served generation of the index and its server, as the owner
- * reaches it; and the ids queued for shipping.  NULL when none is served.
+ * The served generation of the index, its alias and its server, as the
+ * owner reaches it; and the ids queued for shipping.  NULL when none is
+ * served.
  */
 static char *
-served_generation(const StoredIndex *index, OpenSearchServer **server, HTAB *pending)
+served_generation(const StoredIndex *index, char **alias, OpenSearchServer **server,
+				  HTAB *pending)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index->name)};
@@ -74,7 +80,7 @@ served_generation(const StoredIndex *index, OpenSearchServer **server, HTAB *pen
 
 	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT concrete, server_name FROM flusso.opensearch_generation "
+	if (SPI_execute_with_args("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
 							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 							  "AND state OPERATOR(pg_catalog.=) 'served'",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
@@ -83,6 +89,7 @@ served_generation(const StoredIndex *index, OpenSearchServer **server, HTAB *pen
 	{
 		concrete = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 		server_name = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+		*alias = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
 	}
 	if (SPI_execute_with_args("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
 							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
@@ -98,12 +105,43 @@ served_generation(const StoredIndex *index, OpenSearchServer **server, HTAB *pen
 }
 
 static void
-read_failed(const HttpRequest *req, const char *concrete)
+read_failed(const HttpRequest *req, const char *alias)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("could not read the documents of OpenSearch index \"%s\"", concrete),
+			 errmsg("could not read the documents of OpenSearch alias \"%s\"", alias),
 			 errdetail("%s", http_failure(req))));
+}
+
+/*
+ * Does the alias serve concrete, and nothing else?  If not, say what it
+ * serves in a row without an id; false when it is missing.
+ */
+static bool
+alias_serves(ReturnSetInfo *rsinfo, const OpenSearchServer *server, const char *alias,
+			 const char *concrete)
+{
+	HttpRequest *req;
+	List	   *holders = os_alias_holders(server, alias, &req);
+	StringInfoData names;
+	ListCell   *lc;
+
+	if (!os_succeeded(req, 404))
+		read_failed(req, alias);
+	if (holders == NIL)
+	{
+		verify_emit(rsinfo, NULL, psprintf("alias \"%s\" is missing; it should serve \"%s\"",
+										   alias, concrete), "opensearch");
+		return false;
+	}
+	if (list_length(holders) == 1 && strcmp(linitial(holders), concrete) == 0)
+		return true;
+	initStringInfo(&names);
+	foreach(lc, holders)
+		appendStringInfo(&names, "%s\"%s\"", names.len > 0 ? ", " : "", (char *) lfirst(lc));
+	verify_emit(rsinfo, NULL, psprintf("alias \"%s\" serves %s, not \"%s\"",
+									   alias, names.data, concrete), "opensearch");
+	return true;
 }
 
 /* Compare one page of hits with their fresh build; the last _id read. */
@@ -169,7 +207,8 @@ verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const Documen
 	OpenSearchServer *server = NULL;
 	HTAB	   *pending = id_set();
 	HTAB	   *seen = id_set();
-	char	   *concrete = served_generation(index, &server, pending);
+	char	   *alias = NULL;
+	char	   *concrete = served_generation(index, &alias, &server, pending);
 	char	   *after = NULL;
 	HttpRequest *req;
 	BuildSession session;
@@ -181,17 +220,19 @@ verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const Documen
 						index->name)));
 		return;
 	}
-	if (!os_succeeded(req = os_refresh(server, concrete), 0))
-		read_failed(req, concrete);
+	if (!alias_serves(rsinfo, server, alias, concrete))
+		return;
+	if (!os_succeeded(req = os_refresh(server, alias), 0))
+		read_failed(req, alias);
 	for (;;)
 	{
 		Jsonb	   *doc;
 		JsonbContainer *hits;
 
-		req = os_page_by_id(server, concrete, after, VERIFY_PAGE, true);
+		req = os_page_by_id(server, alias, after, VERIFY_PAGE, true);
 		if (!os_succeeded(req, 0) || (doc = os_json_parse(req->response)) == NULL ||
 			(hits = os_json_object(os_json_object(&doc->root, "hits"), "hits")) == NULL)
-			read_failed(req, concrete);
+			read_failed(req, alias);
 		if (JsonContainerSize(hits) == 0)
 			break;
 		after = verify_page(rsinfo, index, q, hits, seen, pending);

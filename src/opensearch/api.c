@@ -6,6 +6,10 @@
  *	  atomically, documents read a page at a time in _id order.  Each
  *	  call runs to its end (http_run) and hands back the request.
  *
+ * Only a page of documents with their _source may be long: every other
+ * answer is read up to SMALL_RESPONSE, so a server that answers with more
+ * costs the process little memory.
+ *
  * Index names are flusso's own (a prefix of the server's options, an
  * index name, a generation), made of characters that need no escaping in
  * a URL; document ids only ever travel in bodies, JSON-escaped.
@@ -24,6 +28,11 @@
 
 #include "opensearch/api.h"
 #include "opensearch/json.h"
+
+/* what an answer other than a page of documents may hold */
+#define SMALL_RESPONSE ((size_t) 1024 * 1024)
+/* what a page of ids, without their documents, may hold */
+#define IDS_RESPONSE ((size_t) 16 * 1024 * 1024)
 
 /*
  * The body that creates an index: the mapping (flusso_mapping(): its
@@ -51,12 +60,20 @@ os_index_body(const char *mapping, int shards, int replicas, const char *refresh
 }
 
 static HttpRequest *
-call(const OpenSearchServer *server, const char *method, const char *path, const char *body)
+call_reading(const OpenSearchServer *server, const char *method, const char *path,
+			 const char *body, size_t response_limit)
 {
 	HttpRequest *req = http_request(server, method, path, body, body ? strlen(body) : 0);
 
+	req->response_limit = response_limit;
 	http_run(req);
 	return req;
+}
+
+static HttpRequest *
+call(const OpenSearchServer *server, const char *method, const char *path, const char *body)
+{
+	return call_reading(server, method, path, body, SMALL_RESPONSE);
 }
 
 bool
@@ -127,6 +144,22 @@ os_alias_holders(const OpenSearchServer *server, const char *alias, HttpRequest 
 }
 
 /*
+ * The "dynamic" setting of index's mappings ("strict" for every index
+ * flusso creates, none for one a _bulk created by itself), or NULL; *req
+ * says whether the index exists (404: it does not) or the request failed.
+ */
+char *
+os_index_dynamic(const OpenSearchServer *server, const char *index, HttpRequest **req)
+{
+	Jsonb	   *doc;
+
+	*req = call(server, "GET", psprintf("/%s/_mapping?filter_path=*.mappings.dynamic", index), NULL);
+	if (!os_succeeded(*req, 0) || (doc = os_json_parse((*req)->response)) == NULL)
+		return NULL;
+	return os_json_text(os_json_object(os_json_object(&doc->root, index), "mappings"), "dynamic");
+}
+
+/*
  * Point alias at index to, and at nothing else, in one request: readers
  * see the old index or the new one, never neither.
  */
@@ -174,5 +207,6 @@ os_page_by_id(const OpenSearchServer *server, const char *index, const char *aft
 		appendStringInfoChar(&body, ']');
 	}
 	appendStringInfoChar(&body, '}');
-	return call(server, "POST", psprintf("/%s/_search", index), body.data);
+	return call_reading(server, "POST", psprintf("/%s/_search", index), body.data,
+						source ? HTTP_RESPONSE_LIMIT : IDS_RESPONSE);
 }

@@ -28,6 +28,8 @@ extern HttpRequest *os_put_settings(const OpenSearchServer *server, const char *
 extern HttpRequest *os_refresh(const OpenSearchServer *server, const char *index);
 extern List *os_alias_holders(const OpenSearchServer *server, const char *alias,
 							  HttpRequest **req);
+extern char *os_index_dynamic(const OpenSearchServer *server, const char *index,
+							  HttpRequest **req);
 extern HttpRequest *os_move_alias(const OpenSearchServer *server, const char *alias,
 								  List *from, const char *to);
 extern HttpRequest *os_page_by_id(const OpenSearchServer *server, const char *index,

@@ -9,8 +9,10 @@
  * retried item can never bring an older state back.  Hence a 409
  * version_conflict_engine_exception is success (a newer version is
  * there), as is a 404 on delete (nothing to delete).  429 and 5xx may
- * succeed if tried again; anything else (a mapping that refuses a value,
- * say) cannot.
+ * succeed if tried again, and so may an item refused because its index is
+ * closed or blocked for writes (index_closed_exception,
+ * cluster_block_exception: an operator's doing, undone as easily);
+ * anything else (a mapping that refuses a value, say) cannot.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -60,7 +62,10 @@ classify(bool delete, int status, const char *type)
 		return BULK_DONE;
 	if (status == 429 || status >= 500)
 		return BULK_RETRY;
-	/* the index is gone: the shipper creates it again */
+	if (type != NULL && (strcmp(type, "index_closed_exception") == 0 ||
+						 strcmp(type, "cluster_block_exception") == 0))
+		return BULK_RETRY;
+	/* the index is gone: the shipper's check notices, and seeds again */
 	if (status == 404)
 		return BULK_RETRY;
 	return BULK_REJECTED;
@@ -68,38 +73,57 @@ classify(bool delete, int status, const char *type)
 
 /*
  * Read a _bulk response of nitems items (deletes[i]: item i deletes) into
- * results; false when it is not one, or has another number of items.
+ * results; false when it is not one, and then *problem says what is wrong
+ * with it, quoting nothing of it.
  */
 bool
 bulk_read_response(const char *response, int nitems, const bool *deletes,
-				   BulkItemResult *results)
+				   BulkItemResult *results, char **problem)
 {
-	Jsonb	   *doc = os_json_parse(response);
+	const char *unreadable;
+	Jsonb	   *doc = os_json_read(response, &unreadable);
 	JsonbContainer *items;
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken token;
 	int			n = 0;
 
-	if (doc == NULL || (items = os_json_object(&doc->root, "items")) == NULL ||
-		!JsonContainerIsArray(items))
+	if (doc == NULL)
+	{
+		*problem = pstrdup(unreadable);
 		return false;
+	}
+	if ((items = os_json_object(&doc->root, "items")) == NULL || !JsonContainerIsArray(items))
+	{
+		*problem = pstrdup("it has no \"items\" array");
+		return false;
+	}
 	it = JsonbIteratorInit(items);
 	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
-		JsonbContainer *item;
 		JsonbContainer *result;
 		JsonbContainer *error;
 		int64		status = 0;
 
 		if (token != WJB_ELEM)
 			continue;
-		if (n >= nitems || v.type != jbvBinary)
+		if (n >= nitems)
+		{
+			*problem = psprintf("it has more than %d items", nitems);
 			return false;
-		item = v.val.binary.data;
-		result = os_json_object(item, deletes[n] ? "delete" : "index");
-		if (result == NULL || !os_json_number(result, "status", &status))
+		}
+		if (v.type != jbvBinary ||
+			(result = os_json_object(v.val.binary.data, deletes[n] ? "delete" : "index")) == NULL)
+		{
+			*problem = psprintf("item %d is not the result of %s", n + 1,
+								deletes[n] ? "a delete" : "an index");
 			return false;
+		}
+		if (!os_json_number(result, "status", &status) || status < 100 || status > 599)
+		{
+			*problem = psprintf("item %d has no HTTP status", n + 1);
+			return false;
+		}
 		error = os_json_object(result, "error");
 		results[n].status = (int) status;
 		results[n].error_type = error ? os_json_text(error, "type") : NULL;
@@ -107,5 +131,10 @@ bulk_read_response(const char *response, int nitems, const bool *deletes,
 		results[n].outcome = classify(deletes[n], (int) status, results[n].error_type);
 		n++;
 	}
-	return n == nitems;
+	if (n != nitems)
+	{
+		*problem = psprintf("it has %d items", n);
+		return false;
+	}
+	return true;
 }

@@ -32,6 +32,6 @@ extern void bulk_add_index(StringInfo buf, const char *index, const char *id, in
 						   const char *doc);
 extern void bulk_add_delete(StringInfo buf, const char *index, const char *id, int64 version);
 extern bool bulk_read_response(const char *response, int nitems, const bool *deletes,
-							   BulkItemResult *results);
+							   BulkItemResult *results, char **problem);
 
 #endif							/* FLUSSO_OPENSEARCH_BULK_H */

@@ -37,8 +37,6 @@
 #include "opensearch/http.h"
 #include "opensearch/json.h"
 
-/* responses larger than this abort the request */
-#define RESPONSE_LIMIT ((size_t) 256 * 1024 * 1024)
 /* a request that moves less than a byte a second for this long is aborted */
 #define LOW_SPEED_SECONDS 30
 
@@ -86,9 +84,9 @@ on_data(char *data, size_t size, size_t nmemb, void *arg)
 	size_t		n = size * nmemb;
 	char	   *grown;
 
-	if (req->response_len + n > RESPONSE_LIMIT)
+	if (req->response_len + n > req->response_limit)
 	{
-		req->out_of_memory = true;
+		req->too_large = true;
 		return 0;
 	}
 	grown = realloc(req->response, req->response_len + n + 1);
@@ -220,6 +218,7 @@ make_request(const OpenSearchServer *server, const char *method, const char *pat
 	req->body = body;
 	req->body_len = body_len;
 	req->ndjson = ndjson;
+	req->response_limit = HTTP_RESPONSE_LIMIT;
 	req->retry_after = -1;
 
 	easy = curl_easy_init();
@@ -297,10 +296,17 @@ http_request(const OpenSearchServer *server, const char *method, const char *pat
 	return make_request(server, method, path, body, body_len, false);
 }
 
+/*
+ * A _bulk of body; its response is read up to a bound proportional to the
+ * body, since it only says what became of each item.
+ */
 HttpRequest *
 http_bulk_request(const OpenSearchServer *server, const char *body, size_t body_len)
 {
-	return make_request(server, "POST", "/_bulk", body, body_len, true);
+	HttpRequest *req = make_request(server, "POST", "/_bulk", body, body_len, true);
+
+	req->response_limit = HTTP_BULK_RESPONSE_BASE + HTTP_BULK_RESPONSE_PER_BYTE * body_len;
+	return req;
 }
 
 /* The request's libcurl handle and headers, once it is done or abandoned. */
@@ -326,7 +332,10 @@ finish(HttpRequest *req, CURLcode result, MemoryContext context)
 	else if (req->error[0] == '\0')
 		strlcpy(req->error, curl_easy_strerror(result), sizeof(req->error));
 	if (req->out_of_memory)
-		strlcpy(req->error, "the response was too large", sizeof(req->error));
+		strlcpy(req->error, "out of memory for the response", sizeof(req->error));
+	else if (req->too_large)
+		snprintf(req->error, sizeof(req->error), "the response was longer than %zu bytes",
+				 req->response_limit);
 	req->status = result == CURLE_OK ? status : 0;
 	if (req->response)
 	{
@@ -491,6 +500,13 @@ http_pool_abandon(HttpPool *pool)
 	pool->in_flight = 0;
 }
 
+void
+http_abandon_all(void)
+{
+	if (process_pool != NULL)
+		http_pool_abandon(process_pool);
+}
+
 /*
  * Move the process's requests on until req has ended or, with sent_only,
  * until all of its body was sent, answering interrupts: a cancel or a
@@ -570,6 +586,9 @@ http_failure(const HttpRequest *req)
 {
 	char	   *type;
 
+	if (req->too_large)
+		return psprintf("OpenSearch server \"%s\" answered %s %s with more than %zu bytes",
+						req->server->name, req->method, req->path, req->response_limit);
 	if (req->status == 0)
 		return psprintf("could not reach OpenSearch server \"%s\" (%s %s): %s",
 						req->server->name, req->method, req->path, req->error);

@@ -17,6 +17,17 @@
 
 typedef struct HttpPool HttpPool;
 
+/* what a response may hold at most, unless the request says less */
+#define HTTP_RESPONSE_LIMIT ((size_t) 256 * 1024 * 1024)
+
+/*
+ * What the response of a _bulk may hold: one result per item, each a few
+ * hundred bytes at most beyond what the item itself quotes of its
+ * request (index and id), so a few times the request, and some room.
+ */
+#define HTTP_BULK_RESPONSE_BASE ((size_t) 1024 * 1024)
+#define HTTP_BULK_RESPONSE_PER_BYTE 8
+
 typedef struct HttpRequest
 {
 	const OpenSearchServer *server;
@@ -25,6 +36,7 @@ typedef struct HttpRequest
 	const char *body;			/* NULL: none */
 	size_t		body_len;
 	bool		ndjson;			/* body is NDJSON (a _bulk), else JSON */
+	size_t		response_limit; /* a longer response aborts the request */
 	void	   *owner;			/* the caller's, untouched */
 
 	/* the outcome, once done */
@@ -39,6 +51,7 @@ typedef struct HttpRequest
 	void	   *easy;
 	void	   *headers;
 	bool		out_of_memory;
+	bool		too_large;		/* the response passed response_limit */
 } HttpRequest;
 
 extern void http_init_process(void);
@@ -72,6 +85,9 @@ extern int	http_pool_in_flight(HttpPool *pool);
 extern void http_pool_wait(HttpPool *pool, long timeout_ms);
 extern HttpRequest *http_pool_next_done(HttpPool *pool);
 extern void http_pool_abandon(HttpPool *pool);
+
+/* stop whatever the process has in flight (after an error) */
+extern void http_abandon_all(void);
 
 /* what went wrong with a request that did not succeed, in words */
 extern char *http_failure(const HttpRequest *req);

@@ -88,7 +88,9 @@ load_indexes(MemoryContext context)
 /*
  * Every generation, attached to its index (an index dropped since has its
  * generations only, to retire).  A seeded generation is drained once no
- * document queued before its seed ended waits.
+ * document queued before its seed ended waits; and it may lack every
+ * document of its index rejected since it was created (a rejected row
+ * leaves the outbox, whichever of its items was refused).
  */
 static List *
 load_generations(List *indexes, MemoryContext context)
@@ -102,7 +104,10 @@ load_generations(List *indexes, MemoryContext context)
 					"'refresh_interval', g.settings OPERATOR(pg_catalog.->>) 'refresh_interval'))::pg_catalog.text, "
 					"NOT EXISTS (SELECT 1 FROM flusso.outbox o "
 					"WHERE o.index_name OPERATOR(pg_catalog.=) g.index_name "
-					"AND o.version OPERATOR(pg_catalog.<=) g.seeded_version) "
+					"AND o.version OPERATOR(pg_catalog.<=) g.seeded_version), "
+					"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+					"WHERE r.index_name OPERATOR(pg_catalog.=) g.index_name "
+					"AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at) "
 					"FROM flusso.opensearch_generation g ORDER BY g.generation",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.opensearch_generation");
@@ -131,6 +136,7 @@ load_generations(List *indexes, MemoryContext context)
 		g->server = os_server_load(server_name, owner, true);
 
 		g->drained = DatumGetBool(column(i, 14, &isnull));
+		g->rejected = DatumGetInt64(column(i, 15, &isnull));
 
 		x = find_index(indexes, g->index_name);
 		if (x == NULL)

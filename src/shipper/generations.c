@@ -10,10 +10,16 @@
  *		document deleted at the truncate's version) before anything queued
  *		since is shipped to it;
  *	  - a seeded generation, once every document queued before its seed
- *		ended has been shipped, gets its replicas and refresh interval, is
- *		refreshed, and the alias moves to it from whatever it pointed to,
- *		in one request; the generations before it are retired;
- *	  - a retired generation is deleted (unless kept), then forgotten.
+ *		ended has been shipped and none rejected since it was created,
+ *		gets its replicas and refresh interval, is refreshed, and the
+ *		alias moves to it from whatever it pointed to, in one request; the
+ *		generations before it are retired;
+ *	  - a retired generation is deleted (unless kept), then forgotten;
+ *	  - the served generation is checked every SHIP_CHECK_MS against what
+ *		OpenSearch holds, since anyone may change it there: an alias
+ *		missing or moved is put back on it; an index deleted (or deleted
+ *		and created again, with dynamic mappings, by a _bulk) is retired,
+ *		and the index seeded again unless a newer generation is coming.
  *
  * A step that fails is tried again after a back-off; every step can be
  * taken twice without harm (a crash between OpenSearch's answer and the
@@ -27,15 +33,20 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/timestamp.h"
 
 #include "common/xact.h"
 #include "opensearch/api.h"
 #include "opensearch/bulk.h"
 #include "opensearch/json.h"
 #include "shipper/shipper.h"
+#include "snapshot/request.h"
 
 /* documents read and deleted at a time when a generation is emptied */
 #define EMPTY_PAGE 1000
+
+/* how often the served generation is checked in OpenSearch */
+#define SHIP_CHECK_MS 5000
 
 /* Record a step in its own transaction: sql about generation $1 (and $2). */
 static void
@@ -141,6 +152,7 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
 	StringInfoData body;
 	bool	   *deletes;
 	BulkItemResult *results;
+	char	   *problem;
 	int			n = 0;
 
 	*ok = false;
@@ -173,7 +185,7 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
 	results = palloc0(sizeof(BulkItemResult) * n);
 	for (int i = 0; i < n; i++)
 		deletes[i] = true;
-	if (!os_succeeded(req, 0) || !bulk_read_response(req->response, n, deletes, results))
+	if (!os_succeeded(req, 0) || !bulk_read_response(req->response, n, deletes, results, &problem))
 		return false;
 	for (int i = 0; i < n; i++)
 	{
@@ -259,14 +271,118 @@ serve(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 }
 
 /*
+ * The served generation g is gone from OpenSearch: retire it (the retire
+ * step deletes what is left of it), and have the index seeded again into
+ * a new one, with its mapping, unless a newer generation is on its way;
+ * readers of the alias find nothing until that one is served.
+ */
+static bool
+served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(g->generation)};
+	MemoryContext caller = CurrentMemoryContext;
+	bool		newer = false;
+	char	   *message;
+	ListCell   *lc;
+
+	foreach(lc, x->generations)
+	{
+		ShipGeneration *other = lfirst(lc);
+
+		if (other->generation > g->generation && ship_generation_active(other))
+			newer = true;
+	}
+	if (!xact_begin(true, NULL, 0))
+		return false;
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.opensearch_generation SET state = 'retired', "
+							  "keep = false, updated_at = pg_catalog.now() "
+							  "WHERE generation OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.=) 'served'",
+							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not retire generation " INT64_FORMAT, g->generation);
+	if (SPI_processed == 1 && !newer)
+		snap_request_reseed(x->name);
+	SPI_finish();
+	xact_commit();
+	MemoryContextSwitchTo(caller);
+	g->state = "retired";
+	message = psprintf("OpenSearch index \"%s\", which alias \"%s\" served, %s; %s",
+					   g->concrete, g->alias, what,
+					   newer ? "the generation being seeded will be served in its place"
+					   : "the index is seeded again into a new one");
+	ereport(LOG, (errmsg("flusso: index \"%s\": %s", x->name, message)));
+	ship_record_error(x->name, message);
+	return false;
+}
+
+/*
+ * Is the served generation g still what OpenSearch serves?  Its index
+ * must exist with flusso's mapping (strict: a _bulk that finds the index
+ * gone creates it with dynamic mappings), and the alias serve it alone;
+ * an alias missing or moved is put back, and flusso_status() says so.
+ */
+static bool
+check_served(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
+{
+	HttpRequest *req;
+	char	   *dynamic;
+	char	   *type;
+	List	   *holders;
+	StringInfoData names;
+	ListCell   *lc;
+
+	if (g->server == NULL)
+		return no_server(x, rt, g);
+	dynamic = os_index_dynamic(g->server, g->concrete, &req);
+	type = os_succeeded(req, 0) ? NULL : os_json_error_type(req->response);
+	if (req->status == 404 && type && strcmp(type, "index_not_found_exception") == 0)
+		return served_gone(x, g, "was deleted");
+	if (!os_succeeded(req, 0))
+	{
+		/* closed: its _bulk items are refused for now, and say so */
+		if (type == NULL || strcmp(type, "index_closed_exception") != 0)
+			return failed(x, rt, req);
+	}
+	else if (dynamic == NULL || strcmp(dynamic, "strict") != 0)
+	{
+		/* created again by a _bulk, with whatever it was sent: delete it */
+		if (!os_succeeded(req = os_delete_index(g->server, g->concrete), 404))
+			return failed(x, rt, req);
+		return served_gone(x, g, "was deleted and created again with dynamic mappings (it is deleted)");
+	}
+	holders = os_alias_holders(g->server, g->alias, &req);
+	if (!os_succeeded(req, 404))
+		return failed(x, rt, req);
+	if (list_length(holders) == 1 && strcmp(linitial(holders), g->concrete) == 0)
+		return true;
+	if (!os_succeeded(req = os_move_alias(g->server, g->alias, holders, g->concrete), 0))
+		return failed(x, rt, req);
+	initStringInfo(&names);
+	foreach(lc, holders)
+		appendStringInfo(&names, "%s\"%s\"", names.len > 0 ? ", " : "", (char *) lfirst(lc));
+	ereport(LOG,
+			(errmsg("flusso: OpenSearch alias \"%s\" of index \"%s\" served %s; it serves \"%s\" again",
+					g->alias, x->name, holders ? names.data : "nothing", g->concrete)));
+	ship_record_error(x->name,
+					  psprintf("OpenSearch alias \"%s\" served %s; it was put back on \"%s\"",
+							   g->alias, holders ? names.data : "nothing", g->concrete));
+	return true;
+}
+
+/*
  * Take the steps the generations of x need now, in order; false when one
  * failed (the turn ends there).  Only the latest seeded generation is
- * served: older ones are retired with the swap.
+ * served: older ones are retired with the swap.  One that lacks rejected
+ * documents is not served until they are retried and shipped: readers
+ * keep the generation they have, and flusso_status() says why.
  */
 bool
 ship_generations(ShipIndex *x, ShipRuntime *rt)
 {
 	ShipGeneration *latest_seeded = NULL;
+	ShipGeneration *served = NULL;
 	ListCell   *lc;
 
 	foreach(lc, x->generations)
@@ -290,8 +406,21 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 			return false;
 		if (strcmp(g->state, "seeded") == 0)
 			latest_seeded = g;
+		if (strcmp(g->state, "served") == 0)
+			served = g;
 	}
-	if (latest_seeded && latest_seeded->drained && !serve(x, rt, latest_seeded))
+	if (served && GetCurrentTimestamp() >= TimestampTzPlusMilliseconds(rt->checked_at, SHIP_CHECK_MS))
+	{
+		if (!check_served(x, rt, served))
+			return false;
+		rt->checked_at = GetCurrentTimestamp();
+	}
+	if (latest_seeded && latest_seeded->drained && latest_seeded->rejected > 0)
+		ship_record_error(x->name,
+						  psprintf("OpenSearch index \"%s\" is not served: " INT64_FORMAT " of its documents were rejected; see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
+								   latest_seeded->concrete, latest_seeded->rejected,
+								   x->name, x->name));
+	else if (latest_seeded && latest_seeded->drained && !serve(x, rt, latest_seeded))
 		return false;
 	return true;
 }

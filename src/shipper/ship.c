@@ -7,11 +7,14 @@
  *	  next bulk is read and built while the one before is in flight.
  *
  * Rows are read in version order, at most as many as the cap allows (the
- * server's bulk_max_documents items, halved by a 413) and as fit in
- * bulk_max_bytes (a document larger than that goes alone).  A document
- * that builds goes as an index item, one that builds nothing as a delete,
- * each with the row's version.  The request is sent outside any
- * transaction, so a slow cluster holds no snapshot.
+ * server's bulk_max_documents items, halved by a 413, doubled back by
+ * every bulk that goes through) and as fit in bulk_max_bytes (a document
+ * larger than that goes alone).  A document that builds goes as an index
+ * item, one that builds nothing as a delete, each with the row's version.
+ * The request is sent outside any transaction, so a slow cluster holds no
+ * snapshot.  A 413 is a failure like any other (the index backs off),
+ * unless the bulk held one document larger than bulk_max_bytes: that one
+ * is rejected as too large, for good.
  *
  * A row leaves the outbox only if it was not queued again meanwhile (its
  * seq is unchanged) and the worker is not queueing it again right now (it
@@ -57,6 +60,7 @@ typedef struct QueuedRow
 	char	   *doc;			/* built now; NULL: builds nothing (delete) */
 	int			first_item;		/* its items in the bulk, -1: not sent */
 	int			nitems;
+	int			largest_item;	/* bytes of its largest item */
 } QueuedRow;
 
 typedef struct BulkBatch
@@ -197,9 +201,11 @@ compose(BulkBatch *b, int max_bytes)
 		int			first = nitems;
 
 		resetStringInfo(&row);
+		r->largest_item = 0;
 		foreach(lc, b->targets)
 		{
 			ShipGeneration *g = lfirst(lc);
+			int			before = row.len;
 
 			if (!takes(g, r))
 				continue;
@@ -208,6 +214,7 @@ compose(BulkBatch *b, int max_bytes)
 			else
 				bulk_add_delete(&row, g->concrete, r->id, r->version);
 			deletes[nitems++] = r->doc == NULL;
+			r->largest_item = Max(r->largest_item, row.len - before);
 		}
 		if (body->len > 0 && body->len + row.len > max_bytes)
 			break;
@@ -226,6 +233,7 @@ typedef struct Outcome
 	List	   *rejected;		/* QueuedRow, with rejections */
 	List	   *rejections;		/* BulkItemResult, one per rejected row */
 	int			retry;			/* rows to try again */
+	const char *retry_type;		/* the error type of the first, or NULL */
 	bool		answered;		/* the items' results were read */
 } Outcome;
 
@@ -253,7 +261,10 @@ judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
 			out->rejections = lappend(out->rejections, worst);
 		}
 		else
-			out->retry++;
+		{
+			if (out->retry++ == 0)
+				out->retry_type = worst->error_type;
+		}
 	}
 }
 
@@ -525,7 +536,7 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 	if (b->nitems == 0)
 	{
 		/* rows of a seed no generation takes any more: nothing to send */
-		Outcome		out = {NIL, NIL, NIL, 0, false};
+		Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
 
 		for (int i = 0; i < b->nrows; i++)
 			out.done = lappend(out.done, &b->rows[i]);
@@ -534,6 +545,45 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 		return NULL;
 	}
 	return b;
+}
+
+/*
+ * A bulk was answered 413, too large.  Only a document that alone is
+ * larger than bulk_max_bytes, and went alone, is refused for good: into
+ * *out, as rejected.  Anything else (a cluster or a proxy that takes less
+ * than bulk_max_bytes, or less for now) is a failure like any other: the
+ * cap halves, and the index backs off; the cap grows back as bulks go
+ * through (bulk_record).
+ */
+static void
+too_large(BulkBatch *b, ShipRuntime *rt, Outcome *out)
+{
+	ShipIndex  *x = b->x;
+	int			sent = 0;
+
+	for (int i = 0; i < b->nrows; i++)
+	{
+		if (b->rows[i].first_item >= 0)
+			sent++;
+	}
+	if (sent == 1 && b->rows[0].largest_item > x->server->bulk_max_bytes)
+	{
+		BulkItemResult *result = palloc0(sizeof(BulkItemResult));
+
+		result->outcome = BULK_REJECTED;
+		result->status = 413;
+		result->error_type = "request_entity_too_large";
+		result->reason = psprintf("the document alone is larger than bulk_max_bytes (%d bytes), and the cluster refused it (%d bytes)",
+								  x->server->bulk_max_bytes, b->rows[0].largest_item);
+		out->rejected = list_make1(&b->rows[0]);
+		out->rejections = list_make1(result);
+		return;
+	}
+	rt->items_cap = Max(1, b->nitems / 2);
+	ship_failed(rt, x->name,
+				psprintf("%s; the next bulks carry at most %d items", http_failure(b->req),
+						 rt->items_cap),
+				b->req->retry_after);
 }
 
 /*
@@ -548,23 +598,11 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 	ShipIndex  *x = b->x;
 	HttpRequest *req = b->req;
 	BulkItemResult *results;
+	char	   *problem;
 
 	if (req->status == 413)
 	{
-		/* too large: halve the cap; a single document too large is refused */
-		if (b->nitems > 1 || b->nrows > 1)
-		{
-			rt->items_cap = Max(1, b->nitems / 2);
-			return false;
-		}
-		results = palloc0(sizeof(BulkItemResult));
-		results[0].outcome = BULK_REJECTED;
-		results[0].status = 413;
-		results[0].error_type = "request_entity_too_large";
-		results[0].reason = psprintf("the document alone is larger than the cluster accepts (%zu bytes)",
-									 (size_t) b->body.len);
-		out->rejected = list_make1(&b->rows[0]);
-		out->rejections = list_make1(results);
+		too_large(b, rt, out);
 		return false;
 	}
 	if (req->status < 200 || req->status >= 300)
@@ -573,11 +611,11 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 		return false;
 	}
 	results = palloc0(sizeof(BulkItemResult) * b->nitems);
-	if (!bulk_read_response(req->response, b->nitems, b->deletes, results))
+	if (!bulk_read_response(req->response, b->nitems, b->deletes, results, &problem))
 	{
 		ship_failed(rt, x->name,
-					psprintf("OpenSearch server \"%s\" answered a _bulk of %d items with something else than their results",
-							 x->server->name, b->nitems), -1);
+					psprintf("OpenSearch server \"%s\" answered a _bulk of %d items with something else than their results: %s",
+							 x->server->name, b->nitems, problem), -1);
 		return false;
 	}
 	judge(b, results, out);
@@ -611,10 +649,15 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 	}
 	if (out->retry > 0)
 		ship_failed(rt, x->name,
-					psprintf("OpenSearch server \"%s\" refused %d documents for now; they are sent again",
-							 x->server->name, out->retry), b->req->retry_after);
+					psprintf("OpenSearch server \"%s\" refused %d documents for now (%s); they are sent again",
+							 x->server->name, out->retry,
+							 out->retry_type ? out->retry_type : "unknown"), b->req->retry_after);
 	else
+	{
 		ship_succeeded(rt);
+		/* after a 413, the cap grows back as bulks go through */
+		rt->items_cap = Min(x->server->bulk_max_documents, rt->items_cap * 2);
+	}
 }
 
 /* Wait for a bulk in flight; its response lives in the bulk's context. */
@@ -659,7 +702,7 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 	}
 	if (generations == 0 || x->server == NULL)
 		return false;
-	if (rt->items_cap <= 0)
+	if (rt->items_cap <= 0 || rt->items_cap > x->server->bulk_max_documents)
 		rt->items_cap = x->server->bulk_max_documents;
 	current = bulk_prepare(x, rt, generations, NULL, &worked, &failure);
 	if (failure != NULL)
@@ -672,7 +715,7 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 	for (;;)
 	{
 		BulkBatch  *next = NULL;
-		Outcome		out = {NIL, NIL, NIL, 0, false};
+		Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
 		bool		carry_on;
 
 		if (GetCurrentTimestamp() < turn_end)

@@ -18,6 +18,10 @@
  * that fails puts that index alone in back-off (exponential with jitter,
  * from half a second to a minute, longer if OpenSearch asks so with
  * Retry-After) and says why in flusso_status(); the other indexes go on.
+ * So does an error raised during a turn (a response or a document this
+ * code did not foresee): it is caught there, the turn's transaction and
+ * requests abandoned, and only that index backs off, rather than the
+ * shipper exiting and every index waiting for its restart.
  * Between passes with nothing to do it sleeps on its latch, which the
  * worker sets when it commits something to ship.  Requests are waited for
  * with the latch (opensearch/http.c): SIGTERM and reloads are answered
@@ -43,6 +47,8 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "access/xact.h"
+#include "common/attempt.h"
 #include "common/pinned.h"
 #include "common/shared.h"
 #include "opensearch/http.h"
@@ -93,6 +99,7 @@ runtime_of(const char *index)
 		rt->not_before = 0;
 		rt->failures = 0;
 		rt->items_cap = 0;
+		rt->checked_at = 0;
 	}
 	return rt;
 }
@@ -173,6 +180,45 @@ take_turn(ShipIndex *x)
 	return false;
 }
 
+/*
+ * take_turn(x), and whatever it raises caught: an ERROR fails x's turn
+ * alone.  It is logged, the transaction and the requests in flight are
+ * abandoned (their memory is the pass's), and x backs off with the error
+ * in its status, reduced to its SQLSTATE when it may quote a value.
+ */
+static bool
+take_turn_alone(ShipIndex *x)
+{
+	MemoryContext context = CurrentMemoryContext;
+	volatile bool worked = false;
+
+	PG_TRY();
+	{
+		worked = take_turn(x);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(context);
+		error = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		http_abandon_all();
+		LWLockReleaseAll();
+		AbortOutOfAnyTransaction();
+		MemoryContextSwitchTo(context);
+		RESUME_INTERRUPTS();
+		ship_failed(runtime_of(x->name), x->name,
+					psprintf("the shipper's turn failed: %s", attempt_message_for_status(error)),
+					-1);
+		worked = true;
+	}
+	PG_END_TRY();
+	return worked;
+}
+
 /* Until the earliest back-off ends, at most SHIP_NAPTIME_MS. */
 static long
 nap_ms(List *indexes)
@@ -225,7 +271,7 @@ run(void)
 		}
 		pgstat_report_activity(STATE_RUNNING, "shipping");
 		foreach(lc, indexes)
-			worked |= take_turn(lfirst(lc));
+			worked |= take_turn_alone(lfirst(lc));
 		/* a pass went through: the shipper is not failing at start */
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		my_entry->shipper_failures = 0;

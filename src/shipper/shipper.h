@@ -30,6 +30,7 @@ typedef struct ShipGeneration
 	int64		seeded_version; /* -1: none */
 	int64		truncate_version;	/* -1: none */
 	bool		drained;		/* nothing queued up to seeded_version waits */
+	int64		rejected;		/* documents rejected since it was created */
 	char	   *create_body;	/* settings and mappings, to create it */
 	char	   *live_settings;	/* replicas and refresh, once seeded */
 	OpenSearchServer *server;	/* NULL: the server is gone */
@@ -56,7 +57,8 @@ typedef struct ShipRuntime
 	char		name[NAMEDATALEN];	/* hash key */
 	TimestampTz not_before;		/* backing off until then */
 	int			failures;		/* in a row */
-	int			items_cap;		/* a 413 halves it */
+	int			items_cap;		/* a 413 halves it, a bulk that goes doubles it */
+	TimestampTz checked_at;		/* when the served generation was checked */
 } ShipRuntime;
 
 /* how long one index ships bulk after bulk before the next index's turn */

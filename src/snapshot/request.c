@@ -11,7 +11,8 @@
  * and deletes the row once that seed is complete: a crash in between
  * seeds again rather than not at all.  A retry queues the rejected
  * documents again with the version of the request's commit, in the
- * transaction that reads it.
+ * transaction that reads it.  The shipper asks for a seed too, when the
+ * OpenSearch index an index served is gone (snap_request_reseed).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -29,24 +30,20 @@
 #include "engine/engine.h"
 #include "index/definition.h"
 #include "common/requests.h"
+#include "snapshot/request.h"
 
 PG_FUNCTION_INFO_V1(flusso_resnapshot);
 PG_FUNCTION_INFO_V1(flusso_retry_rejected);
 
-/* Insert a request of kind for index name, as its owner may. */
+/* Insert a request of kind for index name; its id. */
 static Datum
-insert_request(const char *kind, const char *name)
+insert_signal(const char *kind, const char *name)
 {
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		values[2] = {CStringGetTextDatum(kind), CStringGetTextDatum(name)};
-	StoredIndex *index;
 	CatalogUser saved;
 	bool		isnull;
 	Datum		id;
-
-	flusso_require_admin();
-	index = index_load(name);
-	flusso_require_owner(index->owner, name);
 
 	SPI_connect();
 	catalog_become_owner(&saved);
@@ -59,6 +56,29 @@ insert_request(const char *kind, const char *name)
 	SPI_finish();
 	request_worker_at_commit(true);
 	return id;
+}
+
+/* Insert a request of kind for index name, as its owner may. */
+static Datum
+insert_request(const char *kind, const char *name)
+{
+	StoredIndex *index;
+
+	flusso_require_admin();
+	index = index_load(name);
+	flusso_require_owner(index->owner, name);
+	return insert_signal(kind, name);
+}
+
+/*
+ * Ask for index name to be seeded again, in the caller's transaction, on
+ * flusso's own behalf (the shipper's, whose served OpenSearch index is
+ * gone).
+ */
+void
+snap_request_reseed(const char *name)
+{
+	(void) insert_signal(SIGNAL_RESNAPSHOT, name);
 }
 
 /* flusso_resnapshot(name text) RETURNS uuid: the request's id */

@@ -21,6 +21,11 @@ before each request and polled every 100 ms (missing or empty: pass):
                 entered, turn the items at even indexes into 429 rejections
   hang          never answer; close the connection when the mode changes
   toolarge N    answer 413 to request bodies over N bytes (default 1 MiB)
+  bulk413       answer 413 to every _bulk, whatever its size
+  bignum        forward; in _bulk responses, every item's status becomes 1e30
+  deep          answer every _bulk with 100,000 nested arrays
+  huge N        answer every _bulk with a JSON body of N MiB (default 100)
+  nomapping     answer 503 to every request for an index's _mapping
 
 Writing the file counts as entering its mode afresh (content or mtime change),
 which resets the item429 counter and ends hung requests.  GET /__proxy/stats
@@ -35,7 +40,7 @@ from urllib.parse import urlsplit
 HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
        "upgrade", "content-length"}
 REQ_DROP = HOP | {"host", "accept-encoding", "expect"}
-DEFAULTS = {"slow": 3.0, "status": 503, "toolarge": 1 << 20}
+DEFAULTS = {"slow": 3.0, "status": 503, "toolarge": 1 << 20, "huge": 100}
 
 
 def header(headers, name):
@@ -215,12 +220,19 @@ class Proxy:
         elif mode == "toolarge" and len(req.body) > arg:
             status = 413
             headers, body = json_error(413, "request_entity_too_large")
+        elif mode == "nomapping" and req.path.endswith("/_mapping"):
+            status = 503
+            headers, body = json_error(503, "simulated")
+        elif mode in ("bulk413", "deep", "huge") and req.path.endswith("/_bulk"):
+            status, headers, body = bulk_answer(mode, arg)
         else:
             try:
                 status, headers, body, head = await self.forward(req)
             except (OSError, ValueError, IndexError, asyncio.IncompleteReadError) as e:
                 status = 502
                 headers, body = json_error(502, "upstream_unavailable", f"fault proxy: {e!r}")
+            if mode == "bignum" and req.path.endswith("/_bulk") and status == 200:
+                body, outcome = big_statuses(body), " (statuses rewritten)"
             if mode == "item429" and req.path.endswith("/_bulk"):
                 self.ctl.bulks += 1
                 if self.ctl.bulks <= 3 and status == 200:
@@ -268,6 +280,38 @@ class Proxy:
             return status, headers, (await reader.read() if body is None else body), False
         finally:
             writer.close()
+
+
+HUGE = {}
+
+
+def bulk_answer(mode, arg):
+    """What a _bulk is answered in the modes that never forward it."""
+    if mode == "bulk413":
+        return (413, *json_error(413, "request_entity_too_large"))
+    headers = [("Content-Type", "application/json")]
+    if mode == "deep":
+        return 200, headers, b"[" * 100000 + b"]" * 100000
+    size = int(arg * (1 << 20))
+    if size not in HUGE:                 # built once: hundreds of MiB are not built twice
+        HUGE.clear()
+        HUGE[size] = b'{"took":1,"errors":false,"items":[' + b" " * size + b"]}"
+    return 200, headers, HUGE[size]
+
+
+def big_statuses(body):
+    """The _bulk response with every item's status 1e30: JSON, and no status."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
+        return body
+    for item in doc["items"]:
+        for result in item.values():
+            if isinstance(result, dict):
+                result["status"] = "@BIG@"
+    return json.dumps(doc, separators=(",", ":")).replace('"@BIG@"', "1e30").encode()
 
 
 def rewrite_bulk(body):
