@@ -33,6 +33,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "common/xact.h"
@@ -202,23 +203,42 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
  * shipped (which carries that version or a later one, so what was
  * inserted after the truncate is never deleted by it).  Plain deletes in
  * _bulk, so any cluster does it (no _delete_by_query, which needs the
- * reindex module).
+ * reindex module).  A large index takes many pages: they are deleted for
+ * at most a turn's time, and the next turn goes on after the last id
+ * deleted, so the other indexes of the database ship in between.  False
+ * when a step failed; g->truncate_version is -1 once g is empty.
  */
 static bool
 empty(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 {
+	TimestampTz turn_ends = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_TURN_MS);
 	char	   *after = NULL;
 	HttpRequest *req;
-	bool		ok;
+	bool		ok = true;
+	bool		more;
 
 	if (g->server == NULL)
 		return no_server(x, rt, g);
+	if (rt->emptying == g->generation && rt->emptied_to)
+		after = pstrdup(rt->emptied_to);
 	if (!os_succeeded(req = os_refresh(g->server, g->concrete), 0))
 		return failed(x, rt, req);
-	while (delete_page(g, &after, &req, &ok))
+	while ((more = delete_page(g, &after, &req, &ok)) &&
+		   GetCurrentTimestamp() < turn_ends)
 		;
 	if (!ok)
 		return failed(x, rt, req);
+	if (rt->emptied_to)
+		pfree(rt->emptied_to);
+	rt->emptied_to = NULL;
+	rt->emptying = -1;
+	if (more)
+	{
+		/* the next turn goes on from here */
+		rt->emptying = g->generation;
+		rt->emptied_to = MemoryContextStrdup(TopMemoryContext, after);
+		return true;
+	}
 	record("UPDATE flusso.opensearch_generation SET truncate_version = NULL, updated_at = pg_catalog.now() "
 		   "WHERE generation OPERATOR(pg_catalog.=) $1 AND truncate_version OPERATOR(pg_catalog.=) $2",
 		   g->generation, g->truncate_version);
@@ -402,7 +422,8 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 			continue;
 		if (!g->created && !create(x, rt, g))
 			return false;
-		if (g->truncate_version >= 0 && !empty(x, rt, g))
+		/* emptied over several turns, and nothing else of x until it is */
+		if (g->truncate_version >= 0 && (!empty(x, rt, g) || g->truncate_version >= 0))
 			return false;
 		if (strcmp(g->state, "seeded") == 0)
 			latest_seeded = g;

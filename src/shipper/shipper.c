@@ -100,6 +100,8 @@ runtime_of(const char *index)
 		rt->failures = 0;
 		rt->items_cap = 0;
 		rt->checked_at = 0;
+		rt->emptying = -1;
+		rt->emptied_to = NULL;
 	}
 	return rt;
 }

@@ -59,6 +59,8 @@ typedef struct ShipRuntime
 	int			failures;		/* in a row */
 	int			items_cap;		/* a 413 halves it, a bulk that goes doubles it */
 	TimestampTz checked_at;		/* when the served generation was checked */
+	int64		emptying;		/* generation being emptied after a truncate */
+	char	   *emptied_to;		/* the last id it deleted (TopMemoryContext) */
 } ShipRuntime;
 
 /* how long one index ships bulk after bulk before the next index's turn */
