@@ -62,6 +62,38 @@ maybe_crash_after_flush(void)
 }
 
 /*
+ * Test hook, only in the build `make test` installs: every signal the batch
+ * has handed back so far, and the list of them, was allocated in context,
+ * the one that outlives the batch's transactions.  Checked after each part
+ * of the batch, before its transaction commits: a signal that commit would
+ * free is caught before it is used, which a server built without
+ * assertions (no CLOBBER_FREED_MEMORY) would not notice.
+ */
+static void
+check_signals_kept(List *signals, MemoryContext context)
+{
+#ifdef FLUSSO_TEST_HOOKS
+	ListCell   *lc;
+
+	if (signals != NIL && GetMemoryChunkContext(signals) != context)
+		elog(ERROR, "flusso: the signals of the batch are not kept in memory context \"%s\"",
+			 context->name);
+	foreach(lc, signals)
+	{
+		Signal	   *signal = lfirst(lc);
+
+		if (GetMemoryChunkContext(signal) != context ||
+			GetMemoryChunkContext(signal->kind) != context ||
+			GetMemoryChunkContext(signal->index_name) != context ||
+			(signal->id && GetMemoryChunkContext(signal->id) != context) ||
+			(signal->table && GetMemoryChunkContext(signal->table) != context))
+			elog(ERROR, "flusso: a signal of the batch is not kept in memory context \"%s\"",
+				 context->name);
+	}
+#endif
+}
+
+/*
  * Would one more step of about step_ms, in a transaction begun at began,
  * make it last longer than flusso.max_transaction_duration?
  */
@@ -113,8 +145,10 @@ catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 	for (;;)
 	{
 		TimestampTz step = GetCurrentTimestamp();
+		bool		more = engine_resolve(engine, batch, &signals);
 
-		if (!engine_resolve(engine, batch, &signals))
+		check_signals_kept(signals, catchup->resolve_context);
+		if (!more)
 			break;
 		if (!transaction_full(began, TimestampDifferenceMilliseconds(step, GetCurrentTimestamp())))
 			continue;
