@@ -192,7 +192,6 @@ ship_load(List **indexes)
 	}
 	SPI_finish();
 	xact_commit();
-	MemoryContextSwitchTo(context);
 	return true;
 }
 

@@ -43,7 +43,6 @@ record(const char *sql, int64 generation, int64 arg2)
 {
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(generation), Int64GetDatum(arg2)};
-	MemoryContext caller = CurrentMemoryContext;
 
 	if (!xact_begin(true, NULL, 0))
 		return;
@@ -52,7 +51,6 @@ record(const char *sql, int64 generation, int64 arg2)
 		elog(ERROR, "could not run \"%s\"", sql);
 	SPI_finish();
 	xact_commit();
-	MemoryContextSwitchTo(caller);
 }
 
 /* Does g still take documents (not retired)? */
