@@ -62,10 +62,10 @@ maybe_crash_after_flush(void)
 /*
  * Test hook, only in the build `make test` installs: every signal the batch
  * has handed back so far, and the list of them, was allocated in context,
- * the caller's, which outlives the batch's transactions.  Checked after each part
- * of the batch, before its transaction commits: a signal that commit would
- * free is caught before it is used, which a server built without
- * assertions (no CLOBBER_FREED_MEMORY) would not notice.
+ * the caller's, which outlives the batch's transactions.  Checked after
+ * each part of the batch, before its transaction commits: a signal that
+ * commit would free is caught before it is used, which a server built
+ * without assertions (no CLOBBER_FREED_MEMORY) would not notice.
  */
 static void
 check_signals_kept(List *signals, MemoryContext context)
