@@ -14,8 +14,9 @@
 #   - no bare memory context switch outside the helpers that begin or end
 #     transactions (common/xact.c, common/attempt.c): elsewhere a
 #     MemoryContextSwitchTo() keeps the context it replaces (old = ...),
-#     restores one that such a call kept, or makes a per-turn context
-#     current right after resetting it.  Ownership is explicit: nobody
+#     restores one that such a call kept, or makes a loop's per-turn
+#     context (named *turn_context, or the shipper's pass_context) current
+#     right after resetting it.  Ownership is explicit: nobody
 #     switches "back" by hand to a context a transaction's end left behind.
 #
 set -uo pipefail
@@ -60,7 +61,7 @@ done <<< "$edges"
 	fi
 done) || status=1
 
-# memory context switches: kept, restored, or a turn's; bare only in the helpers
+# memory context switches: kept, restored, or a loop's turn; bare only in the helpers
 (cd "$src" && bad=0 && for f in *.c */*.c; do
 	case "$f" in
 		common/xact.c|common/attempt.c) continue ;;
@@ -78,7 +79,8 @@ done) || status=1
 			arg = $0
 			sub(/^[ \t]*(\(void\) *)?MemoryContextSwitchTo\(/, "", arg)
 			sub(/\);.*$/, "", arg)
-			if (!(arg in kept) && previous != "MemoryContextReset(" arg ");") {
+			turn = arg ~ /(turn|pass)_context$/ && previous == "MemoryContextReset(" arg ");"
+			if (!(arg in kept) && !turn) {
 				printf "layout: %s:%d switches to %s by hand: keep what a switch replaces and restore it, or let the helper that begins or ends the transaction return to the caller'"'"'s context\n", file, FNR, arg
 				bad = 1
 			}
