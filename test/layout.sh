@@ -10,7 +10,14 @@
 #     both a change batch (cdc/) and a build statement (document/);
 #   - snapshot/ speaks to the engine through engine/engine.h only: never
 #     its structs (engine/engine_index.h), document/, cdc/ or sink/;
-#   - sink/ knows documents, not change records (cdc/).
+#   - sink/ knows documents, not change records (cdc/);
+#   - no bare memory context switch outside the helpers that begin or end
+#     transactions (common/xact.c, common/attempt.c): elsewhere a
+#     MemoryContextSwitchTo() keeps the context it replaces (old = ...),
+#     restores one that such a call kept, or makes a loop's per-turn
+#     context (named *turn_context, or the shipper's pass_context) current
+#     right after resetting it.  Ownership is explicit: nobody
+#     switches "back" by hand to a context a transaction's end left behind.
 #
 set -uo pipefail
 src=${1:-$(dirname "$0")/../src}
@@ -53,6 +60,34 @@ done <<< "$edges"
 		exit 1
 	fi
 done) || status=1
+
+# memory context switches: kept, restored, or a loop's turn; bare only in the helpers
+(cd "$src" && bad=0 && for f in *.c */*.c; do
+	case "$f" in
+		common/xact.c|common/attempt.c) continue ;;
+	esac
+	awk -v file="$f" '
+		FNR == NR {
+			if (match($0, /[A-Za-z_][A-Za-z_0-9>.-]* *= *MemoryContextSwitchTo\(/)) {
+				name = substr($0, RSTART, RLENGTH)
+				sub(/ *= *MemoryContextSwitchTo\($/, "", name)
+				kept[name] = 1
+			}
+			next
+		}
+		/^[ \t]*(\(void\) *)?MemoryContextSwitchTo\(.*\);/ {
+			arg = $0
+			sub(/^[ \t]*(\(void\) *)?MemoryContextSwitchTo\(/, "", arg)
+			sub(/\);.*$/, "", arg)
+			turn = arg ~ /(turn|pass)_context$/ && previous == "MemoryContextReset(" arg ");"
+			if (!(arg in kept) && !turn) {
+				printf "layout: %s:%d switches to %s by hand: keep what a switch replaces and restore it, or let the helper that begins or ends the transaction return to the caller'"'"'s context\n", file, FNR, arg
+				bad = 1
+			}
+		}
+		NF { previous = $0; gsub(/^[ \t]+|[ \t]+$/, "", previous) }
+		END { exit bad }' "$f" "$f" || bad=1
+done && exit $bad) || status=1
 
 # no cycle: a depth-first walk over the folder graph
 cycle=$(echo "$edges" | awk 'NF { print $1, $2 }' | sort -u | awk '

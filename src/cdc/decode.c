@@ -164,11 +164,16 @@ readable_end(CaptureStream *stream)
  * flusso.signal; a transaction is never split.  Ending the batch at a
  * signal keeps its place in the stream: every other change of the batch
  * came before it or with it.  Returns whether flushed WAL remains to be
- * read.
+ * read.  Decoding runs in the stream's memory context: the reader
+ * allocates its buffers as it first needs them, and keeps them; the
+ * caller's is current again on return, though the reorder buffer replays
+ * each transaction in a transaction of its own, whose end leaves
+ * TopMemoryContext current.
  */
 bool
 cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
 {
+	MemoryContext caller = MemoryContextSwitchTo(stream->ctx->context);
 	XLogReaderState *reader = stream->ctx->reader;
 	XLogRecPtr	end = readable_end(stream);
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
@@ -192,6 +197,7 @@ cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
 			GetCurrentTimestamp() >= deadline)
 			break;
 	}
+	MemoryContextSwitchTo(caller);
 	return reader->EndRecPtr < end;
 }
 

@@ -14,6 +14,8 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/lwlock.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
@@ -51,7 +53,41 @@ attempt_error(void (*action) (void *arg), void *arg, ErrorData **error)
 	return ok;
 }
 
-/* The same, for callers that need only the error's message. */
+/*
+ * Run action outside any transaction (it may begin and end its own).  An
+ * error it raises is logged, whatever transaction it left open is aborted
+ * and its locks released, and the error comes back as *error, in the
+ * caller's context, instead of ending the process: for a loop that goes on
+ * with its other work, as the shipper does with its other indexes.
+ */
+bool
+attempt_outside_transaction(void (*action) (void *arg), void *arg, ErrorData **error)
+{
+	MemoryContext context = CurrentMemoryContext;
+	bool		ok = true;
+
+	PG_TRY();
+	{
+		action(arg);
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(context);
+		*error = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		LWLockReleaseAll();
+		AbortOutOfAnyTransaction();
+		RESUME_INTERRUPTS();
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	return ok;
+}
+
+/* The same as attempt_error, for callers that need only the error's message. */
 bool
 attempt(void (*action) (void *arg), void *arg, char **failure)
 {

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * attempt.h
- *	  Run something that may raise an error, in a subtransaction, and turn
- *	  the error into a value instead of aborting the caller.
+ *	  Run something that may raise an error, in a subtransaction or outside
+ *	  any transaction, and turn the error into a value instead of aborting
+ *	  the caller.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -15,6 +16,8 @@
 
 extern bool attempt(void (*action) (void *arg), void *arg, char **failure);
 extern bool attempt_error(void (*action) (void *arg), void *arg, ErrorData **error);
+extern bool attempt_outside_transaction(void (*action) (void *arg), void *arg,
+										ErrorData **error);
 extern char *attempt_message_for_status(const ErrorData *error);
 
 #endif							/* FLUSSO_COMMON_ATTEMPT_H */

@@ -5,6 +5,15 @@
  *	  its start reported (so pg_stat_activity.xact_start tells how long it
  *	  has been open), a snapshot active while it runs.
  *
+ * Memory: while the transaction runs, its own context is current, as
+ * PostgreSQL leaves it, so that what a statement allocates without naming
+ * a context dies with the transaction; what must outlive it is allocated
+ * in a context its caller passes in.  xact_commit() returns to the context
+ * xact_begin() was called in: PostgreSQL leaves TopMemoryContext current,
+ * and a caller that switched "back" by hand would depend on where it had
+ * been, while one that did not would allocate into memory that lives
+ * forever, or that the next commit frees.
+ *
  * A transaction that reads or writes flusso's tables share-locks the
  * extension first, so that a concurrent DROP EXTENSION, which locks the
  * extension before anything else, waits for it instead of deadlocking
@@ -31,6 +40,9 @@
 #include "utils/snapmgr.h"
 
 #include "common/xact.h"
+
+/* the context xact_begin() was called in, current again after xact_commit() */
+static MemoryContext caller_context = NULL;
 
 /* the decoding flag was set, and is to be set again after the transaction */
 static bool decoding_flag_cleared = false;
@@ -85,16 +97,16 @@ resume_decoding(void)
 }
 
 /*
- * Start a transaction with a snapshot.  With lock_extension, false (and no
- * transaction, in the caller's memory context) when the extension was
- * dropped.  The snapshot is taken once the nwait transactions of wait_for
- * have ended.
+ * Start a transaction with a snapshot; its memory context is current until
+ * xact_commit().  With lock_extension, false (and no transaction, in the
+ * caller's memory context) when the extension was dropped.  The snapshot
+ * is taken once the nwait transactions of wait_for have ended.
  */
 bool
 xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 {
-	MemoryContext caller = CurrentMemoryContext;
-
+	Assert(!IsTransactionState());
+	caller_context = CurrentMemoryContext;
 	leave_decoding();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -113,7 +125,7 @@ xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 		{
 			AbortCurrentTransaction();
 			resume_decoding();
-			MemoryContextSwitchTo(caller);
+			MemoryContextSwitchTo(caller_context);
 			return false;
 		}
 	}
@@ -123,11 +135,15 @@ xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 	return true;
 }
 
-/* Commit the transaction xact_begin() started. */
+/*
+ * Commit the transaction xact_begin() started, and return in the memory
+ * context it was called in.
+ */
 void
 xact_commit(void)
 {
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	resume_decoding();
+	MemoryContextSwitchTo(caller_context);
 }

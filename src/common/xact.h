@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * xact.h
- *	  The one way flusso's background workers open and close a transaction.
+ *	  The one way flusso's background workers open and close a transaction;
+ *	  the commit returns to the caller's memory context (see xact.c).
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -200,7 +200,6 @@ enum_labels(Oid type)
 		labels = lappend(labels, MemoryContextStrdup(caller, label));
 	}
 	SPI_finish();
-	MemoryContextSwitchTo(caller);
 	return labels;
 }
 

@@ -90,7 +90,6 @@ doc_build_ids(const DocumentQuery *q, Oid owner, char **ids, int n)
 Jsonb *
 doc_build_one(const DocumentQuery *q, Oid role, const char *id, const char *index_name)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	Datum	   *values = palloc(sizeof(Datum) * (q->nparams + q->nkeys));
 	char	  **parts = palloc(sizeof(char *) * Max(q->nkeys, 1));
 	BuildSession session;
@@ -129,6 +128,5 @@ doc_build_one(const DocumentQuery *q, Oid role, const char *id, const char *inde
 	}
 	SPI_finish();
 	doc_session_end(&session);
-	MemoryContextSwitchTo(caller);
 	return doc;
 }

@@ -489,30 +489,32 @@ engine_resolve_begin(Engine *engine, ChangeBatch *batch)
  * bounded memory), built by engine_build_pending() once the worker chooses
  * to.  A root TRUNCATE empties the index now, in stream order.  Rows
  * inserted into flusso.signal, and the tables the stream says were
- * rewritten or not covered, are appended to *signals, in the caller's
- * memory context.  True while the batch has more.
+ * rewritten or not covered, are appended to *signals, in signal_context:
+ * the caller's, which outlives the transactions a batch is resolved in.
+ * True while the batch has more.
  */
 bool
-engine_resolve(Engine *engine, ChangeBatch *batch, List **signals)
+engine_resolve(Engine *engine, ChangeBatch *batch, MemoryContext signal_context,
+			   List **signals)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext chunk_context = AllocSetContextCreate(CurrentMemoryContext,
 														"flusso resolve chunk",
 														ALLOCSET_DEFAULT_SIZES);
+	MemoryContext caller = MemoryContextSwitchTo(chunk_context);
 	List	   *states;
 	ThinChange	change;
 	int			n = 0;
 	bool		more;
 	ListCell   *lc;
 
-	MemoryContextSwitchTo(chunk_context);
 	states = start_chunk(engine->indexes, SINK_CURRENT, engine->owed_version);
 	while ((more = batch_next(batch, &change)))
 	{
 		if (change.relid == engine->signal_relid ||
 			change.op == THIN_REWRITE || change.op == THIN_UNCOVERED)
 		{
-			MemoryContextSwitchTo(caller);
+			MemoryContext chunk = MemoryContextSwitchTo(signal_context);
+
 			if (change.relid == engine->signal_relid)
 			{
 				Signal	   *signal = read_signal(engine, &change);
@@ -522,7 +524,7 @@ engine_resolve(Engine *engine, ChangeBatch *batch, List **signals)
 			}
 			else
 				*signals = coverage_signals(engine, &change, *signals);
-			MemoryContextSwitchTo(chunk_context);
+			MemoryContextSwitchTo(chunk);
 			continue;
 		}
 		foreach(lc, states)

@@ -163,14 +163,16 @@ static List *
 indexes_to_seed(void)
 {
 	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
 	List	   *names = NIL;
 
 	SPI_connect();
 	if (SPI_execute("SELECT name FROM flusso.index WHERE needs_seed", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
-	MemoryContextSwitchTo(caller);
+	spi = MemoryContextSwitchTo(caller);
 	for (uint64 i = 0; i < SPI_processed; i++)
 		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	MemoryContextSwitchTo(spi);
 	SPI_finish();
 	return names;
 }

@@ -57,7 +57,8 @@ extern List *engine_plugin_options(Engine *engine);
 extern Oid	engine_signal_relid(Engine *engine);
 extern void engine_report_phases(Engine *engine);
 extern void engine_resolve_begin(Engine *engine, ChangeBatch *batch);
-extern bool engine_resolve(Engine *engine, ChangeBatch *batch, List **signals);
+extern bool engine_resolve(Engine *engine, ChangeBatch *batch, MemoryContext signal_context,
+						   List **signals);
 extern bool engine_has_owed(Engine *engine);
 extern int64 engine_owed_count(Engine *engine);
 extern bool engine_build_owed(Engine *engine, int max_keys, int64 *written,

@@ -202,6 +202,5 @@ index_load_names(void)
 		names = lappend(names, MemoryContextStrdup(caller_context, name));
 	}
 	SPI_finish();
-	MemoryContextSwitchTo(caller_context);
 	return names;
 }

@@ -169,6 +169,7 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		keep = PG_NARGS() > 1 && PG_GETARG_BOOL(1);
 	MemoryContext context = CurrentMemoryContext;
+	MemoryContext spi;
 	IndexSink  *sink;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
@@ -185,8 +186,9 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 		index_report_missing(name);
 	flusso_require_owner(owner, name);
 	/* the sinks, as they were, kept beyond SPI */
-	MemoryContextSwitchTo(context);
+	spi = MemoryContextSwitchTo(context);
 	sink = sink_for_index(name, owner, NULL);
+	MemoryContextSwitchTo(spi);
 
 	catalog_become_owner(&saved);
 	if (SPI_execute_with_args("DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1",

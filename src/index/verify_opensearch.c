@@ -74,6 +74,7 @@ served_generation(const StoredIndex *index, char **alias, OpenSearchServer **ser
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index->name)};
 	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
 	char	   *concrete = NULL;
 	char	   *server_name = NULL;
 	CatalogUser saved;
@@ -94,9 +95,10 @@ served_generation(const StoredIndex *index, char **alias, OpenSearchServer **ser
 	if (SPI_execute_with_args("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
 							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the outbox of index \"%s\"", index->name);
-	MemoryContextSwitchTo(caller);
+	spi = MemoryContextSwitchTo(caller);
 	for (uint64 i = 0; i < SPI_processed; i++)
 		id_add(pending, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	MemoryContextSwitchTo(spi);
 	catalog_restore_user(&saved);
 	SPI_finish();
 	if (concrete)

@@ -198,7 +198,6 @@ ship_load(List **indexes)
 	}
 	SPI_finish();
 	xact_commit();
-	MemoryContextSwitchTo(context);
 	return true;
 }
 

@@ -55,7 +55,6 @@ record(const char *sql, int64 generation, int64 arg2)
 {
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(generation), Int64GetDatum(arg2)};
-	MemoryContext caller = CurrentMemoryContext;
 
 	if (!xact_begin(true, NULL, 0))
 		return;
@@ -64,7 +63,6 @@ record(const char *sql, int64 generation, int64 arg2)
 		elog(ERROR, "could not run \"%s\"", sql);
 	SPI_finish();
 	xact_commit();
-	MemoryContextSwitchTo(caller);
 }
 
 /* Does g still take documents (not retired)? */
@@ -301,7 +299,6 @@ served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(g->generation)};
-	MemoryContext caller = CurrentMemoryContext;
 	bool		newer = false;
 	char	   *message;
 	ListCell   *lc;
@@ -326,7 +323,6 @@ served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
 		snap_request_reseed(x->name);
 	SPI_finish();
 	xact_commit();
-	MemoryContextSwitchTo(caller);
 	g->state = "retired";
 	message = psprintf("OpenSearch index \"%s\", which alias \"%s\" served, %s; %s",
 					   g->concrete, g->alias, what,

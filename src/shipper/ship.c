@@ -381,7 +381,6 @@ static void
 record(BulkBatch *b, Outcome *out)
 {
 	const char *index = b->x->name;
-	MemoryContext caller = CurrentMemoryContext;
 	ListCell   *lc,
 			   *rc;
 
@@ -403,7 +402,6 @@ record(BulkBatch *b, Outcome *out)
 	}
 	SPI_finish();
 	xact_commit();
-	MemoryContextSwitchTo(caller);
 }
 
 /*
@@ -473,13 +471,11 @@ prepare(BulkBatch *b, char **failure)
 	{
 		SPI_finish();
 		xact_commit();
-		MemoryContextSwitchTo(caller);
 		return false;
 	}
 	SPI_finish();
 	built = b->nrows == 0 || attempt_error(build_rows, b, &error);
-	xact_commit();
-	MemoryContextSwitchTo(caller);
+	/* the error is in the transaction's memory: read it before the commit */
 	if (!built)
 	{
 		/* an error that may quote a row value is shown by its SQLSTATE only */
@@ -489,8 +485,10 @@ prepare(BulkBatch *b, char **failure)
 			ereport(LOG,
 					(errmsg("flusso shipper: index \"%s\": could not build documents to ship: %s",
 							b->x->name, error->message)));
-		*failure = psprintf("could not build documents to ship: %s", shown);
+		*failure = MemoryContextStrdup(caller,
+									   psprintf("could not build documents to ship: %s", shown));
 	}
+	xact_commit();
 	return built && b->nrows > 0;
 }
 

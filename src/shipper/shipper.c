@@ -182,6 +182,20 @@ take_turn(ShipIndex *x)
 	return false;
 }
 
+typedef struct Turn
+{
+	ShipIndex  *index;
+	bool		worked;
+} Turn;
+
+static void
+run_turn(void *arg)
+{
+	Turn	   *turn = arg;
+
+	turn->worked = take_turn(turn->index);
+}
+
 /*
  * take_turn(x), and whatever it raises caught: an ERROR fails x's turn
  * alone.  It is logged, the transaction and the requests in flight are
@@ -191,34 +205,16 @@ take_turn(ShipIndex *x)
 static bool
 take_turn_alone(ShipIndex *x)
 {
-	MemoryContext context = CurrentMemoryContext;
-	volatile bool worked = false;
+	Turn		turn = {x, false};
+	ErrorData  *error;
 
-	PG_TRY();
-	{
-		worked = take_turn(x);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *error;
-
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(context);
-		error = CopyErrorData();
-		EmitErrorReport();
-		FlushErrorState();
-		http_abandon_all();
-		LWLockReleaseAll();
-		AbortOutOfAnyTransaction();
-		MemoryContextSwitchTo(context);
-		RESUME_INTERRUPTS();
-		ship_failed(runtime_of(x->name), x->name,
-					psprintf("the shipper's turn failed: %s", attempt_message_for_status(error)),
-					-1);
-		worked = true;
-	}
-	PG_END_TRY();
-	return worked;
+	if (attempt_outside_transaction(run_turn, &turn, &error))
+		return turn.worked;
+	http_abandon_all();
+	ship_failed(runtime_of(x->name), x->name,
+				psprintf("the shipper's turn failed: %s", attempt_message_for_status(error)),
+				-1);
+	return true;
 }
 
 /* Until the earliest back-off ends, at most SHIP_NAPTIME_MS. */

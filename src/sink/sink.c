@@ -48,6 +48,7 @@ sink_for_index(const char *index, Oid owner, const IndexSchema *schema)
 {
 	IndexSink  *sink = palloc0(sizeof(IndexSink));
 	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
 	CatalogUser saved;
@@ -69,7 +70,7 @@ sink_for_index(const char *index, Oid owner, const IndexSchema *schema)
 							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the sinks of index \"%s\"", index);
 	catalog_restore_user(&saved);
-	MemoryContextSwitchTo(caller);
+	spi = MemoryContextSwitchTo(caller);
 	sink->table = SPI_processed == 0;
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -85,6 +86,7 @@ sink_for_index(const char *index, Oid owner, const IndexSchema *schema)
 			sink->options = SPI_getvalue(row, desc, 3);
 		}
 	}
+	MemoryContextSwitchTo(spi);
 	SPI_finish();
 	if (sink->table)
 		sink->ops = lappend(sink->ops, (void *) &table_sink_ops);

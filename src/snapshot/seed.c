@@ -63,13 +63,12 @@ begin_transaction(void)
 	return true;
 }
 
-/* Commit it, and make the caller's memory context current again. */
+/* Commit it; the caller's memory context is current again (common/xact.c). */
 static void
-end_transaction(MemoryContext caller)
+end_transaction(void)
 {
 	SPI_finish();
 	xact_commit();
-	MemoryContextSwitchTo(caller);
 }
 
 /* Run a statement about index name with the name as $1 (and more text). */
@@ -202,6 +201,7 @@ void
 seed_mark_resumable(Engine *engine)
 {
 	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
 	List	   *names = NIL;
 	ListCell   *lc;
 
@@ -210,9 +210,10 @@ seed_mark_resumable(Engine *engine)
 					"ON i.name OPERATOR(pg_catalog.=) s.index_name "
 					"AND i.version OPERATOR(pg_catalog.=) s.version", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.seed");
-	MemoryContextSwitchTo(caller);
+	spi = MemoryContextSwitchTo(caller);
 	for (uint64 i = 0; i < SPI_processed; i++)
 		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	MemoryContextSwitchTo(spi);
 	SPI_finish();
 	foreach(lc, names)
 	{
@@ -232,14 +233,14 @@ seed_wanted(Engine *engine)
 }
 
 /*
- * Begin (or resume) seeding ei, in transactions of its own.  NULL when it
- * must wait for the publication to cover its tables, or failed to start
- * (and was isolated).
+ * Begin (or resume) seeding ei, in transactions of its own, with the
+ * seed's memory a child of parent.  NULL when it must wait for the
+ * publication to cover its tables, or failed to start (and was isolated).
  */
 static Seed *
-begin_one(EngineIndex *ei, const char *publication)
+begin_one(EngineIndex *ei, const char *publication, MemoryContext parent)
 {
-	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso seed",
+	MemoryContext context = AllocSetContextCreate(parent, "flusso seed",
 												  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(context);
 	Seed	   *seed = palloc0(sizeof(Seed));
@@ -279,7 +280,7 @@ begin_one(EngineIndex *ei, const char *publication)
 	else if (!resume(seed, writes_next) &&
 			 !engine_attempt(ei, "could not start seeding", start, seed))
 		failed = true;
-	end_transaction(context);
+	end_transaction();
 	MemoryContextSwitchTo(old);
 
 	if (waiting || failed)
@@ -306,15 +307,16 @@ begin_one(EngineIndex *ei, const char *publication)
 /*
  * Begin (or resume) seeding the first index that needs it and can start:
  * one that waits for the publication does not hold up the others.  NULL
- * when none can.
+ * when none can.  The seed lives in a child of parent, a context that
+ * outlives it (the worker's), until it finishes or is abandoned.
  */
 Seed *
-seed_begin(Engine *engine, const char *publication)
+seed_begin(Engine *engine, const char *publication, MemoryContext parent)
 {
 	for (EngineIndex *ei = engine_next_to_seed(engine, NULL); ei;
 		 ei = engine_next_to_seed(engine, ei))
 	{
-		Seed	   *seed = begin_one(ei, publication);
+		Seed	   *seed = begin_one(ei, publication, parent);
 
 		if (seed)
 			return seed;
@@ -329,7 +331,6 @@ insert_watermark(Seed *seed, const char *kind, char *id)
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		values[2] = {CStringGetTextDatum(kind),
 	CStringGetTextDatum(engine_index_name(seed->ei))};
-	MemoryContext caller = CurrentMemoryContext;
 
 	if (!begin_transaction())
 		return false;
@@ -338,7 +339,7 @@ insert_watermark(Seed *seed, const char *kind, char *id)
 							  2, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not insert a %s watermark", kind);
 	strlcpy(id, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), UUID_TEXT_LEN);
-	end_transaction(caller);
+	end_transaction();
 	return true;
 }
 
@@ -373,7 +374,6 @@ void
 seed_read_chunk(Seed **seedp)
 {
 	Seed	   *seed = *seedp;
-	MemoryContext caller = CurrentMemoryContext;
 	bool		ok;
 
 	Assert(seed->state == SEED_CHUNK_DUE);
@@ -382,7 +382,7 @@ seed_read_chunk(Seed **seedp)
 	if (!insert_watermark(seed, SIGNAL_LOW, seed->low) || !begin_transaction())
 		return;
 	ok = engine_attempt(seed->ei, "could not read a chunk to seed", read_chunk, seed);
-	end_transaction(caller);
+	end_transaction();
 	if (!ok)
 	{
 		forget(seedp);
@@ -409,7 +409,6 @@ seed_finish(Seed **seed)
 {
 	EngineIndex *ei = (*seed)->ei;
 	const char *name = engine_index_name(ei);
-	MemoryContext caller = CurrentMemoryContext;
 	bool		current;
 
 	Assert((*seed)->state == SEED_FINISH_DUE);
@@ -436,7 +435,7 @@ seed_finish(Seed **seed)
 		execute("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
 				SPI_OK_DELETE, name, NULL);
 	}
-	end_transaction(caller);
+	end_transaction();
 	if (current)
 	{
 		engine_progressed(ei);

@@ -47,7 +47,7 @@ typedef struct Seed
 
 extern void seed_mark_resumable(Engine *engine);
 extern bool seed_wanted(Engine *engine);
-extern Seed *seed_begin(Engine *engine, const char *publication);
+extern Seed *seed_begin(Engine *engine, const char *publication, MemoryContext parent);
 extern void seed_read_chunk(Seed **seed);
 extern bool seed_watermark(Seed **seed, const char *id, XLogRecPtr lsn);
 extern void seed_abandon(Seed **seed, EngineIndex *ei);

@@ -181,8 +181,6 @@ seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 void
 seed_forget_watermarks(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
-
 	if (!xact_begin(true, NULL, 0))
 		return;
 	SPI_connect();
@@ -192,5 +190,4 @@ seed_forget_watermarks(void)
 		elog(ERROR, "could not delete old watermarks");
 	SPI_finish();
 	xact_commit();
-	MemoryContextSwitchTo(caller);
 }

@@ -33,11 +33,9 @@
 #include "worker/catchup.h"
 
 void
-catchup_init(Catchup *catchup, MemoryContext parent)
+catchup_init(Catchup *catchup)
 {
 	memset(catchup, 0, sizeof(Catchup));
-	catchup->resolve_context = AllocSetContextCreate(parent, "flusso resolve",
-													 ALLOCSET_DEFAULT_SIZES);
 	catchup->slice_size = ENGINE_BUILD_SLICE;
 }
 
@@ -62,6 +60,38 @@ maybe_crash_after_flush(void)
 }
 
 /*
+ * Test hook, only in the build `make test` installs: every signal the batch
+ * has handed back so far, and the list of them, was allocated in context,
+ * the caller's, which outlives the batch's transactions.  Checked after
+ * each part of the batch, before its transaction commits: a signal that
+ * commit would free is caught before it is used, which a server built
+ * without assertions (no CLOBBER_FREED_MEMORY) would not notice.
+ */
+static void
+check_signals_kept(List *signals, MemoryContext context)
+{
+#ifdef FLUSSO_TEST_HOOKS
+	ListCell   *lc;
+
+	if (signals != NIL && GetMemoryChunkContext(signals) != context)
+		elog(ERROR, "flusso: the signals of the batch are not kept in memory context \"%s\"",
+			 context->name);
+	foreach(lc, signals)
+	{
+		Signal	   *signal = lfirst(lc);
+
+		if (GetMemoryChunkContext(signal) != context ||
+			GetMemoryChunkContext(signal->kind) != context ||
+			GetMemoryChunkContext(signal->index_name) != context ||
+			(signal->id && GetMemoryChunkContext(signal->id) != context) ||
+			(signal->table && GetMemoryChunkContext(signal->table) != context))
+			elog(ERROR, "flusso: a signal of the batch is not kept in memory context \"%s\"",
+				 context->name);
+	}
+#endif
+}
+
+/*
  * Would one more step of about step_ms, in a transaction begun at began,
  * make it last longer than flusso.max_transaction_duration?
  */
@@ -82,11 +112,15 @@ transaction_full(TimestampTz began, long step_ms)
  * crash resolves it again.  *signalled says whether it ended with
  * signals, *rewritten whether one said a table an index reads was
  * rewritten (its columns may read differently: compile the indexes
- * again).  False when the extension was dropped meanwhile.
+ * again).  False when the extension was dropped meanwhile.  The signals
+ * are kept in context, which outlives these transactions (the worker's
+ * turn), from the part of the batch they arrive in until they are acted
+ * on, after the last part.
  */
 bool
 catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
-				ChangeBatch *batch, Seed **seed, bool *signalled, bool *rewritten)
+				ChangeBatch *batch, Seed **seed, MemoryContext context,
+				bool *signalled, bool *rewritten)
 {
 	int			nxids;
 	TransactionId *xids = batch_xids(batch, &nxids);
@@ -106,15 +140,14 @@ catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 				capture_log_write(&change);
 		}
 	}
-	/* the signals outlive the transactions the batch is resolved in */
-	MemoryContextReset(catchup->resolve_context);
-	MemoryContextSwitchTo(catchup->resolve_context);
 	engine_resolve_begin(engine, batch);
 	for (;;)
 	{
 		TimestampTz step = GetCurrentTimestamp();
+		bool		more = engine_resolve(engine, batch, context, &signals);
 
-		if (!engine_resolve(engine, batch, &signals))
+		check_signals_kept(signals, context);
+		if (!more)
 			break;
 		if (!transaction_full(began, TimestampDifferenceMilliseconds(step, GetCurrentTimestamp())))
 			continue;

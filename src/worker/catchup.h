@@ -18,17 +18,16 @@
 
 typedef struct Catchup
 {
-	MemoryContext resolve_context;	/* what resolving a batch keeps */
 	TimestampTz owed_since;		/* documents owed since: built within
 								 * flusso.max_build_delay */
 	TimestampTz owed_oldest_commit; /* of the changes owed documents */
 	int			slice_size;		/* documents built by one statement */
 } Catchup;
 
-extern void catchup_init(Catchup *catchup, MemoryContext parent);
+extern void catchup_init(Catchup *catchup);
 extern bool catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
-							ChangeBatch *batch, Seed **seed, bool *signalled,
-							bool *rewritten);
+							ChangeBatch *batch, Seed **seed, MemoryContext context,
+							bool *signalled, bool *rewritten);
 extern bool catchup_build_due(Catchup *catchup, Engine *engine, bool behind);
 extern bool catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine);
 

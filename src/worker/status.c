@@ -71,6 +71,7 @@ load_shipping(List **names)
 {
 	List	   *shipping = NIL;
 	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
 	CatalogUser saved;
 
 	SPI_connect();
@@ -87,7 +88,7 @@ load_shipping(List **names)
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the OpenSearch sinks");
 	catalog_restore_user(&saved);
-	MemoryContextSwitchTo(caller);
+	spi = MemoryContextSwitchTo(caller);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
@@ -105,6 +106,7 @@ load_shipping(List **names)
 		s->stopped = SPI_getvalue(row, desc, 5);
 		shipping = lappend(shipping, s);
 	}
+	MemoryContextSwitchTo(spi);
 	SPI_finish();
 	return shipping;
 }

@@ -12,7 +12,9 @@
  * which is reported loudly and every index is marked for re-seeding
  * (slot_record.c).
  *
- * Each turn of the loop: see whether the worker must stop (asked to, the
+ * Each turn of the loop, in a memory context reset at its top (what must
+ * last longer is allocated in the worker's context, or in one of its
+ * children, explicitly): see whether the worker must stop (asked to, the
  * extension or the last index gone, a definition changed), retry an index
  * in error, advance a seed, decode up to flusso.batch_size changes or
  * flusso.batch_timeout, resolve them into the documents the indexes owe
@@ -86,6 +88,7 @@ typedef struct WorkerState
 {
 	DatabaseEntry *entry;		/* its shared memory */
 	MemoryContext context;		/* lives as long as the worker */
+	MemoryContext turn_context; /* one turn of the loop: reset at its top */
 	char	   *database;
 	char	   *slot_name;
 	char	   *publication;	/* flusso.publication when started */
@@ -231,21 +234,21 @@ next_exit(WorkerState *ws, bool look)
  * chunk, or swap it in.  When none could begin (the publication does not
  * cover an index's tables, its sinks or definition changed), trying again
  * waits until the catalog may have changed (look), or a signal asked for
- * another seed.
+ * another seed.  A seed outlives the turn: it lives in the worker's
+ * context.
  */
 static void
 advance_seed(WorkerState *ws, bool look)
 {
 	if (ws->seed == NULL && seed_wanted(ws->engine) && (look || !ws->seed_waits))
 	{
-		ws->seed = seed_begin(ws->engine, ws->publication);
+		ws->seed = seed_begin(ws->engine, ws->publication, ws->context);
 		ws->seed_waits = ws->seed == NULL;
 	}
 	if (ws->seed && ws->seed->state == SEED_FINISH_DUE)
 		seed_finish(&ws->seed);
 	if (ws->seed && ws->seed->state == SEED_CHUNK_DUE)
 		seed_read_chunk(&ws->seed);
-	MemoryContextSwitchTo(ws->context);
 }
 
 /* Is a seed ready for its next step, so that the loop must not sleep? */
@@ -321,14 +324,16 @@ back_off(WorkerState *ws)
 
 /*
  * Everything before the loop: the slot (created, or recreated when it was
- * lost), the engine, and the stream.  Anything but WORKER_GOES_ON when
- * the database no longer wants a worker.
+ * lost), the engine, and the stream, which last as long as the worker, in
+ * its context.  Anything but WORKER_GOES_ON when the database no longer
+ * wants a worker.
  */
 static WorkerExit
 start_up(WorkerState *ws)
 {
 	bool		existed;
 	SlotState	slot_state;
+	MemoryContext previous;
 
 	(void) xact_begin(false, NULL, 0);
 	ws->database = MemoryContextStrdup(ws->context, get_database_name(MyDatabaseId));
@@ -348,19 +353,21 @@ start_up(WorkerState *ws)
 
 	if (!xact_begin(true, NULL, 0))
 		return WORKER_EXTENSION_GONE;
-	/* the engine lives as long as the worker, not the transaction */
-	MemoryContextSwitchTo(ws->context);
+	/* the engine, the stream and what they hold live as long as the worker */
+	previous = MemoryContextSwitchTo(ws->context);
 	ws->engine = engine_load(ws->publication);
+	MemoryContextSwitchTo(previous);
 	seed_mark_resumable(ws->engine);
 	xact_commit();
-	MemoryContextSwitchTo(ws->context);
 	engine_report_phases(ws->engine);
 	seed_forget_watermarks();
 
 	ws->batch = batch_create(ws->context, (Size) flusso_work_mem * 1024);
-	catchup_init(&ws->catchup, ws->context);
+	catchup_init(&ws->catchup);
 	ws->batch->signal_relid = engine_signal_relid(ws->engine);
+	previous = MemoryContextSwitchTo(ws->context);
 	ws->stream = cdc_open(ws->slot_name, engine_plugin_options(ws->engine), ws->batch);
+	MemoryContextSwitchTo(previous);
 	set_state(ws->entry, "streaming");
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	ws->entry->failures = 0;
@@ -428,7 +435,8 @@ shut_down(WorkerState *ws, WorkerExit exit)
 
 /*
  * The worker's loop, top to bottom; the one place that decides when it
- * ends.
+ * ends.  Called in the turn context, which start_up() uses as the first
+ * turn's.
  */
 static void
 run(WorkerState *ws)
@@ -442,6 +450,9 @@ run(WorkerState *ws)
 		bool		signalled;
 		bool		rewritten;
 
+		/* what the last turn allocated, its transactions' included */
+		MemoryContextReset(ws->turn_context);
+		MemoryContextSwitchTo(ws->turn_context);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 			reload_configuration(ws);
@@ -460,7 +471,7 @@ run(WorkerState *ws)
 				break;
 			publish_progress(ws, false);
 			if (!catchup_resolve(&ws->catchup, ws->entry, ws->engine, ws->batch, &ws->seed,
-								 &signalled, &rewritten))
+								 ws->turn_context, &signalled, &rewritten))
 			{
 				exit = WORKER_EXTENSION_GONE;
 				break;
@@ -509,6 +520,7 @@ flusso_worker_main(Datum arg)
 {
 	WorkerState ws;
 	Oid			dboid;
+	MemoryContext caller;
 
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -550,10 +562,13 @@ flusso_worker_main(Datum arg)
 
 	ws.context = AllocSetContextCreate(TopMemoryContext, "flusso worker",
 									   ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(ws.context);
-	ws.slot_name = psprintf(FLUSSO_SLOT_FORMAT, MyDatabaseId);
-	ws.publication = pstrdup(flusso_publication);
+	ws.turn_context = AllocSetContextCreate(ws.context, "flusso worker turn",
+											ALLOCSET_DEFAULT_SIZES);
+	ws.slot_name = MemoryContextAlloc(ws.context, NAMEDATALEN);
+	snprintf(ws.slot_name, NAMEDATALEN, FLUSSO_SLOT_FORMAT, MyDatabaseId);
+	ws.publication = MemoryContextStrdup(ws.context, flusso_publication);
 
+	caller = MemoryContextSwitchTo(ws.turn_context);
 	PG_TRY();
 	{
 		run(&ws);
@@ -562,7 +577,8 @@ flusso_worker_main(Datum arg)
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(TopMemoryContext);
+		/* out of ErrorContext, where the error left us */
+		MemoryContextSwitchTo(caller);
 		edata = CopyErrorData();
 		strikes_record_error();
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
@@ -571,5 +587,6 @@ flusso_worker_main(Datum arg)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	MemoryContextSwitchTo(caller);
 	proc_exit(0);
 }
