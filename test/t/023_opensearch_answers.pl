@@ -250,6 +250,45 @@ for my $case ([ 'closed', "/$books/_close", "/$books/_open", 'index_closed_excep
 	is($doc->{_source}{pages}, $pages, "$what: the change arrived");
 }
 
+# A root TRUNCATE of a large index empties it a turn at a time, so the
+# other indexes of the database ship meanwhile.  Every request through the
+# proxy waits 0.5 s, so emptying 6,000 gadgets (six pages, each read, then
+# deleted) takes seven seconds or more; a change to books, on the good
+# server, arrives while it goes on (before, only once it was done).
+$node->safe_psql('library', q{INSERT INTO gadgets SELECT g, '10.0.' || (g / 250) || '.' || (g % 250)
+	FROM generate_series(6, 6000) g});
+ok(OpenSearchNode::caught_up($node, 'library', 'gadgets'), 'gadgets: 6,000 documents shipped');
+is($os->count('b-gadgets'), 6000, 'all of them');
+fault('slow 0.5');
+$node->safe_psql('library', 'TRUNCATE gadgets');
+ok( $node->poll_query_until('library', q{SELECT count(*) = 1 FROM flusso.opensearch_generation
+		WHERE index_name = 'gadgets' AND truncate_version IS NOT NULL}),
+	'the truncate reached the shipper');
+$pages++;
+$node->safe_psql('library', "UPDATE books SET pages = $pages WHERE id = 2");
+my $changed_at = time;
+my $arrived;
+while (time - $changed_at < 60)
+{
+	my (undef, $doc) = $os->request('GET', '/g-books/_doc/2');
+	if (($doc->{_source}{pages} // -1) == $pages)
+	{
+		$arrived = time - $changed_at;
+		last;
+	}
+	usleep(50_000);
+}
+ok(defined $arrived, 'the change to books arrived');
+note sprintf('a change to books arrived %.1f s after it was made, while gadgets was emptied', $arrived // -1);
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso.opensearch_generation
+	WHERE index_name = 'gadgets' AND truncate_version IS NOT NULL}), '1',
+	'it arrived while gadgets was still being emptied');
+fault('pass');
+ok( $node->poll_query_until('library', q{SELECT count(*) = 0 FROM flusso.opensearch_generation
+		WHERE index_name = 'gadgets' AND truncate_version IS NOT NULL}),
+	'gadgets is emptied');
+is($os->count('b-gadgets'), 0, 'with no document left');
+
 $node->stop;
 $proxy->signal('TERM');
 $proxy->finish;
