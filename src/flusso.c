@@ -35,6 +35,7 @@ int			flusso_work_mem = 65536;
 int			flusso_max_build_delay = 10000;
 int			flusso_max_transaction_duration = 2000;
 bool		flusso_capture_log = false;
+int			flusso_max_databases = 64;
 #ifdef FLUSSO_TEST_HOOKS
 char	   *flusso_test_crash_file = NULL;
 #endif
@@ -87,6 +88,11 @@ define_settings(void)
 							"The slot is confirmed once the last of them commits; a statement is never cut.",
 							&flusso_max_transaction_duration, 2000, 100, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.max_databases",
+							"Databases with flusso the launcher serves at most.",
+							"Each takes an entry in shared memory, reserved at server start; databases without flusso take none.",
+							&flusso_max_databases, 64, 1, 4096,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flusso.capture_log",
 							 "Record every applied change in flusso.capture_log (diagnostics and tests).",
 							 NULL, &flusso_capture_log, false,

@@ -1,8 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * shared.c
- *	  Allocation of flusso's shared memory, and the small operations on it
- *	  that the launcher, the workers and the SQL functions share.
+ *	  Allocation of flusso's shared memory, and the small operations on
+ *	  its database entries that the launcher, the workers and the SQL
+ *	  functions share.
+ *
+ * An entry belongs to a database that has flusso, from the moment a SQL
+ * function or a probe finds the extension there until the launcher sees
+ * that it has gone and nothing runs for it any more; a database without
+ * flusso never holds one, however many there are.  The entries are
+ * flusso.max_databases, reserved at server start; a database with flusso
+ * that finds none free is said to be refused, loudly (requests.c,
+ * probe.c, status.c), and the launcher looks for it again once an entry
+ * is freed.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -16,18 +26,27 @@
 #include "utils/timestamp.h"
 
 #include "common/shared.h"
+#include "flusso.h"
 
 FlussoShared *flusso_shared = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+/* flusso_shared and its entries */
+static Size
+shared_size(void)
+{
+	return add_size(offsetof(FlussoShared, databases),
+					mul_size(flusso_max_databases, sizeof(DatabaseEntry)));
+}
+
 static void
 request_shared(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(FlussoShared)));
+	RequestAddinShmemSpace(shared_size());
 	RequestNamedLWLockTranche("flusso", 1);
 }
 
@@ -40,11 +59,12 @@ startup_shared(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	flusso_shared = ShmemInitStruct("flusso", sizeof(FlussoShared), &found);
+	flusso_shared = ShmemInitStruct("flusso", shared_size(), &found);
 	if (!found)
 	{
-		memset(flusso_shared, 0, sizeof(FlussoShared));
+		memset(flusso_shared, 0, shared_size());
 		flusso_shared->lock = &(GetNamedLWLockTranche("flusso"))->lock;
+		flusso_shared->ndatabases = flusso_max_databases;
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -62,14 +82,15 @@ shared_install_hooks(void)
 /*
  * The entry of a database; with create, a free entry is claimed for it.
  * The caller holds flusso_shared->lock exclusively when create is true.
- * NULL when not found, or when every entry is taken.
+ * NULL when not found, or when every entry is taken: then the database is
+ * refused, and the launcher will look for it again once one is freed.
  */
 DatabaseEntry *
 shared_database(Oid dboid, bool create)
 {
 	DatabaseEntry *free_entry = NULL;
 
-	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
+	for (int i = 0; i < flusso_shared->ndatabases; i++)
 	{
 		DatabaseEntry *entry = &flusso_shared->databases[i];
 
@@ -78,11 +99,38 @@ shared_database(Oid dboid, bool create)
 		if (entry->dboid == InvalidOid && free_entry == NULL)
 			free_entry = entry;
 	}
-	if (!create || free_entry == NULL)
+	if (!create)
 		return NULL;
+	if (free_entry == NULL)
+	{
+		flusso_shared->databases_refused = true;
+		return NULL;
+	}
 	memset(free_entry, 0, sizeof(DatabaseEntry));
 	free_entry->dboid = dboid;
 	return free_entry;
+}
+
+/* Is every entry taken?  The caller holds the lock. */
+bool
+shared_databases_full(void)
+{
+	for (int i = 0; i < flusso_shared->ndatabases; i++)
+	{
+		if (flusso_shared->databases[i].dboid == InvalidOid)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Free the entry of a database that no longer has flusso, or no longer
+ * exists; the caller holds the lock exclusively, and nothing runs for it.
+ */
+void
+shared_forget_database(DatabaseEntry *entry)
+{
+	memset(entry, 0, sizeof(DatabaseEntry));
 }
 
 void

@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * shared.h
- *	  flusso's shared memory: the launcher, one entry per database it knows
- *	  of (worker, requests, progress, errors), and per-index status.
+ *	  flusso's shared memory: the launcher, one entry per database that has
+ *	  flusso (worker, requests, progress, errors), and per-index status.
  *
  * Every field is read and written under FlussoShared->lock, except the
- * latches, which are set without it.
+ * latches, which are set without it.  The entries are flusso.max_databases,
+ * reserved at server start.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -21,7 +22,6 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 
-#define FLUSSO_MAX_DATABASES	32
 #define FLUSSO_MAX_INDEXES		64
 #define FLUSSO_ERROR_LEN		512
 
@@ -104,7 +104,9 @@ typedef struct FlussoShared
 	pid_t		launcher_pid;
 	Latch	   *launcher_latch;
 	bool		databases_listed;	/* launcher probed every database once */
-	DatabaseEntry databases[FLUSSO_MAX_DATABASES];
+	bool		databases_refused;	/* one with flusso found no free entry */
+	int			ndatabases;		/* flusso.max_databases */
+	DatabaseEntry databases[FLEXIBLE_ARRAY_MEMBER];
 } FlussoShared;
 
 extern FlussoShared *flusso_shared;
@@ -112,6 +114,8 @@ extern FlussoShared *flusso_shared;
 extern void shared_request(void);
 extern void shared_install_hooks(void);
 extern DatabaseEntry *shared_database(Oid dboid, bool create);
+extern bool shared_databases_full(void);
+extern void shared_forget_database(DatabaseEntry *entry);
 extern void shared_wake_launcher(void);
 extern void shared_wake_shipper(DatabaseEntry *entry);
 extern void shared_record_error(DatabaseEntry *entry, const char *message);
