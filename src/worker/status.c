@@ -280,6 +280,7 @@ flusso_status(PG_FUNCTION_ARGS)
 	XLogRecPtr	flushed = GetFlushRecPtr(NULL);
 	DatabaseEntry copy;
 	bool		have_entry = false;
+	IndexStatus *statuses = NULL;
 	bool		refused = false;
 	List	   *shipping_names = NIL;
 	List	   *shipping = NIL;
@@ -308,6 +309,7 @@ flusso_status(PG_FUNCTION_ARGS)
 		if (entry)
 		{
 			memcpy(&copy, entry, sizeof(copy));
+			statuses = shared_copy_index_statuses(entry);
 			have_entry = true;
 		}
 		else
@@ -342,8 +344,8 @@ flusso_status(PG_FUNCTION_ARGS)
 		memset(nulls, 0, sizeof(nulls));
 		for (int i = 0; have_entry && i < copy.nindexes; i++)
 		{
-			if (strcmp(copy.indexes[i].name, name) == 0)
-				status = &copy.indexes[i];
+			if (strcmp(statuses[i].name, name) == 0)
+				status = &statuses[i];
 		}
 
 		values[0] = CStringGetTextDatum(name);
