@@ -88,11 +88,13 @@ define_settings(void)
 							"The slot is confirmed once the last of them commits; a statement is never cut.",
 							&flusso_max_transaction_duration, 2000, 100, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-	DefineCustomIntVariable("flusso.max_databases",
-							"Databases with flusso the launcher serves at most.",
-							"Each takes an entry in shared memory, reserved at server start; databases without flusso take none.",
-							&flusso_max_databases, 64, 1, 4096,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	/* sizes shared memory: only while preloading, like the memory itself */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("flusso.max_databases",
+								"Databases with flusso the launcher serves at most.",
+								"Each takes an entry in shared memory, reserved at server start; databases without flusso take none.",
+								&flusso_max_databases, 64, 1, 4096,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flusso.capture_log",
 							 "Record every applied change in flusso.capture_log (diagnostics and tests).",
 							 NULL, &flusso_capture_log, false,
