@@ -74,8 +74,8 @@ area(void)
 }
 
 /* The statuses of a database; the caller holds the lock. */
-IndexStatus *
-shared_index_statuses(DatabaseEntry *entry)
+static IndexStatus *
+statuses_of(DatabaseEntry *entry)
 {
 	if (!DsaPointerIsValid(entry->indexes))
 		return NULL;
@@ -89,7 +89,7 @@ shared_copy_index_statuses(DatabaseEntry *entry)
 	IndexStatus *copy = palloc(sizeof(IndexStatus) * Max(entry->nindexes, 1));
 
 	if (entry->nindexes > 0)
-		memcpy(copy, shared_index_statuses(entry), sizeof(IndexStatus) * entry->nindexes);
+		memcpy(copy, statuses_of(entry), sizeof(IndexStatus) * entry->nindexes);
 	return copy;
 }
 
@@ -104,11 +104,11 @@ reserve(DatabaseEntry *entry, int n)
 	int			room;
 
 	if (n <= entry->maxindexes)
-		return shared_index_statuses(entry);
+		return statuses_of(entry);
 	room = Max(Max(n, entry->maxindexes * 2), STATUS_ARRAY_MIN);
 	grown = dsa_allocate(area(), sizeof(IndexStatus) * room);
 	if (entry->nindexes > 0)
-		memcpy(dsa_get_address(area(), grown), shared_index_statuses(entry),
+		memcpy(dsa_get_address(area(), grown), statuses_of(entry),
 			   sizeof(IndexStatus) * entry->nindexes);
 	if (DsaPointerIsValid(entry->indexes))
 		dsa_free(area(), entry->indexes);
@@ -132,7 +132,7 @@ shared_free_index_statuses(DatabaseEntry *entry)
 IndexStatus *
 shared_index_status(DatabaseEntry *entry, const char *name)
 {
-	IndexStatus *statuses = shared_index_statuses(entry);
+	IndexStatus *statuses = statuses_of(entry);
 
 	for (int i = 0; i < entry->nindexes; i++)
 	{

@@ -128,7 +128,6 @@ extern void shared_record_error(DatabaseEntry *entry, const char *message);
 extern void *status_area_create(void *place, Size size, int tranche_id);
 extern Size status_area_size(void);
 extern IndexStatus *shared_index_status(DatabaseEntry *entry, const char *name);
-extern IndexStatus *shared_index_statuses(DatabaseEntry *entry);
 extern IndexStatus *shared_copy_index_statuses(DatabaseEntry *entry);
 extern void shared_free_index_statuses(DatabaseEntry *entry);
 extern void shared_list_indexes(DatabaseEntry *entry, List *names);
