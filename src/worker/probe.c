@@ -22,6 +22,7 @@
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "common/pinned.h"
@@ -45,7 +46,8 @@ flusso_probe_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pinned_settings_for_process();
 	(void) xact_begin(false, NULL, 0);
-	database = pstrdup(get_database_name(dboid));
+	/* for the WARNING below, after the transaction */
+	database = MemoryContextStrdup(TopMemoryContext, get_database_name(MyDatabaseId));
 	has_extension = OidIsValid(get_extension_oid("flusso", true));
 	if (has_extension)
 	{
