@@ -101,8 +101,9 @@ carry_out(XactEvent event, void *arg)
 			ereport(WARNING,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("no flusso worker keeps this database up to date"),
-					 errdetail("flusso serves at most %d databases (flusso.max_databases), and as many others hold its entries.",
-							   flusso_shared->ndatabases),
+					 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
+									  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
+									  flusso_shared->ndatabases, flusso_shared->ndatabases),
 					 errhint("Raise flusso.max_databases and restart the server.")));
 		if (worker_latch)
 			SetLatch(worker_latch);

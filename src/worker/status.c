@@ -321,14 +321,15 @@ flusso_status(PG_FUNCTION_ARGS)
 	{
 		/* every entry is another database's: no worker can run here */
 		snprintf(copy.last_error, FLUSSO_ERROR_LEN,
-				 "no flusso worker keeps this database up to date: flusso serves at most %d databases and as many others hold its entries; raise flusso.max_databases and restart the server",
+				 "no flusso worker keeps this database up to date: other databases with flusso hold all the entries flusso.max_databases reserves (%d); raise flusso.max_databases and restart the server",
 				 flusso_shared->ndatabases);
 		copy.last_error_at = now;
 		ereport(WARNING,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("no flusso worker keeps this database up to date"),
-				 errdetail("flusso serves at most %d databases (flusso.max_databases), and as many others hold its entries.",
-						   flusso_shared->ndatabases),
+				 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
+								  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
+								  flusso_shared->ndatabases, flusso_shared->ndatabases),
 				 errhint("Raise flusso.max_databases and restart the server.")));
 	}
 

@@ -70,11 +70,12 @@ ok(streams('app'), 'with flusso.max_databases = 1, the one database with flusso 
 my $warning = flusso_database('second');
 like($warning, qr/WARNING:  no flusso worker keeps this database up to date/,
 	'a second database with flusso is warned at once that no worker serves it');
-like($warning, qr/HINT:  Raise flusso.max_databases and restart the server/, 'with the setting to raise');
+like($warning, qr/DETAIL:  The 1 entry flusso.max_databases reserves is held by another database with flusso.\nHINT:  Raise flusso.max_databases and restart the server./,
+	'with the setting to raise');
 my ($ret, $out, $err) = $node->psql('second',
 	q{SELECT phase || ': ' || last_error FROM flusso_status()});
 is( $out,
-	'error: no flusso worker keeps this database up to date: flusso serves at most 1 databases and as many others hold its entries; raise flusso.max_databases and restart the server',
+	'error: no flusso worker keeps this database up to date: other databases with flusso hold all the entries flusso.max_databases reserves (1); raise flusso.max_databases and restart the server',
 	'its flusso_status() is in phase error, with the setting to raise');
 like($err, qr/WARNING:  no flusso worker keeps this database up to date/, 'and warns at every call');
 
