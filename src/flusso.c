@@ -36,6 +36,7 @@ int			flusso_max_build_delay = 10000;
 int			flusso_max_transaction_duration = 2000;
 bool		flusso_capture_log = false;
 bool		flusso_failover_slot = true;
+int			flusso_max_databases = 64;
 #ifdef FLUSSO_TEST_HOOKS
 char	   *flusso_test_crash_file = NULL;
 #endif
@@ -93,6 +94,13 @@ define_settings(void)
 							 "A standby with sync_replication_slots keeps a copy, so a promoted standby goes on without seeding again. Read when the slot is created; 15 and 16 have no failover slots.",
 							 &flusso_failover_slot, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/* sizes shared memory: only while preloading, like the memory itself */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("flusso.max_databases",
+								"Databases with flusso the launcher serves at most.",
+								"Each takes an entry in shared memory, reserved at server start; databases without flusso take none.",
+								&flusso_max_databases, 64, 1, 4096,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flusso.capture_log",
 							 "Record every applied change in flusso.capture_log (diagnostics and tests).",
 							 NULL, &flusso_capture_log, false,

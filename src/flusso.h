@@ -21,6 +21,7 @@ extern int	flusso_max_build_delay;
 extern int	flusso_max_transaction_duration;
 extern bool flusso_capture_log;
 extern bool flusso_failover_slot;
+extern int	flusso_max_databases;
 #ifdef FLUSSO_TEST_HOOKS
 extern char *flusso_test_crash_file;
 #endif

@@ -71,7 +71,8 @@ carry_out(XactEvent event, void *arg)
 		pending != REQUEST_NONE && flusso_shared != NULL)
 	{
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-		entry = shared_database(MyDatabaseId, true);
+		/* a database without an entry has no worker to stop */
+		entry = shared_database(MyDatabaseId, pending != REQUEST_STOP);
 		if (entry && pending == REQUEST_PROBE)
 		{
 			entry->has_extension = true;
@@ -96,10 +97,14 @@ carry_out(XactEvent event, void *arg)
 			worker_latch = entry->worker_latch;
 		}
 		LWLockRelease(flusso_shared->lock);
-		if (entry == NULL)
+		if (entry == NULL && pending != REQUEST_STOP)
 			ereport(WARNING,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("flusso serves at most %d databases", FLUSSO_MAX_DATABASES)));
+					 errmsg("no flusso worker keeps this database up to date"),
+					 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
+									  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
+									  flusso_shared->ndatabases, flusso_shared->ndatabases),
+					 errhint("Raise flusso.max_databases and restart the server.")));
 		if (worker_latch)
 			SetLatch(worker_latch);
 		shared_wake_launcher();

@@ -1,8 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * shared.c
- *	  Allocation of flusso's shared memory, and the small operations on it
- *	  that the launcher, the workers and the SQL functions share.
+ *	  Allocation of flusso's shared memory, and the small operations on
+ *	  its database entries that the launcher, the workers and the SQL
+ *	  functions share.
+ *
+ * An entry belongs to a database that has flusso, from the moment a SQL
+ * function or a probe finds the extension there until the launcher sees
+ * that it has gone and nothing runs for it any more; a database without
+ * flusso never holds one, however many there are.  The entries are
+ * flusso.max_databases, reserved at server start; a database with flusso
+ * that finds none free is said to be refused, loudly (requests.c,
+ * probe.c, status.c), and the launcher looks for it again once an entry
+ * is freed.  The index statuses of an entry are index_status.c's.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -16,18 +26,28 @@
 #include "utils/timestamp.h"
 
 #include "common/shared.h"
+#include "flusso.h"
 
 FlussoShared *flusso_shared = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+/* The fixed part: the entries, then the beginning of the status area. */
+static Size
+shared_size(void)
+{
+	return add_size(MAXALIGN(add_size(offsetof(FlussoShared, databases),
+									  mul_size(flusso_max_databases, sizeof(DatabaseEntry)))),
+					status_area_size());
+}
+
 static void
 request_shared(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(FlussoShared)));
+	RequestAddinShmemSpace(shared_size());
 	RequestNamedLWLockTranche("flusso", 1);
 }
 
@@ -40,11 +60,16 @@ startup_shared(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	flusso_shared = ShmemInitStruct("flusso", sizeof(FlussoShared), &found);
+	flusso_shared = ShmemInitStruct("flusso", shared_size(), &found);
 	if (!found)
 	{
-		memset(flusso_shared, 0, sizeof(FlussoShared));
+		char	   *area = (char *) flusso_shared + shared_size() - status_area_size();
+
+		memset(flusso_shared, 0, shared_size() - status_area_size());
 		flusso_shared->lock = &(GetNamedLWLockTranche("flusso"))->lock;
+		flusso_shared->ndatabases = flusso_max_databases;
+		flusso_shared->status_area = status_area_create(area, status_area_size(),
+														flusso_shared->lock->tranche);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -62,14 +87,15 @@ shared_install_hooks(void)
 /*
  * The entry of a database; with create, a free entry is claimed for it.
  * The caller holds flusso_shared->lock exclusively when create is true.
- * NULL when not found, or when every entry is taken.
+ * NULL when not found, or when every entry is taken: then the database is
+ * refused, and the launcher will look for it again once one is freed.
  */
 DatabaseEntry *
 shared_database(Oid dboid, bool create)
 {
 	DatabaseEntry *free_entry = NULL;
 
-	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
+	for (int i = 0; i < flusso_shared->ndatabases; i++)
 	{
 		DatabaseEntry *entry = &flusso_shared->databases[i];
 
@@ -78,11 +104,39 @@ shared_database(Oid dboid, bool create)
 		if (entry->dboid == InvalidOid && free_entry == NULL)
 			free_entry = entry;
 	}
-	if (!create || free_entry == NULL)
+	if (!create)
 		return NULL;
+	if (free_entry == NULL)
+	{
+		flusso_shared->databases_refused = true;
+		return NULL;
+	}
 	memset(free_entry, 0, sizeof(DatabaseEntry));
 	free_entry->dboid = dboid;
 	return free_entry;
+}
+
+/* Is every entry taken?  The caller holds the lock. */
+bool
+shared_databases_full(void)
+{
+	for (int i = 0; i < flusso_shared->ndatabases; i++)
+	{
+		if (flusso_shared->databases[i].dboid == InvalidOid)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Free the entry of a database that no longer has flusso, or no longer
+ * exists; the caller holds the lock exclusively, and nothing runs for it.
+ */
+void
+shared_forget_database(DatabaseEntry *entry)
+{
+	shared_free_index_statuses(entry);
+	memset(entry, 0, sizeof(DatabaseEntry));
 }
 
 void
@@ -118,90 +172,4 @@ shared_record_error(DatabaseEntry *entry, const char *message)
 {
 	strlcpy(entry->last_error, message, FLUSSO_ERROR_LEN);
 	entry->last_error_at = GetCurrentTimestamp();
-}
-
-/* The status of the named index, or NULL; the caller holds the lock. */
-IndexStatus *
-shared_index_status(DatabaseEntry *entry, const char *name)
-{
-	for (int i = 0; i < entry->nindexes; i++)
-	{
-		if (strcmp(entry->indexes[i].name, name) == 0)
-			return &entry->indexes[i];
-	}
-	return NULL;
-}
-
-/*
- * The status entries become those of names, in order: an index keeps its
- * status wherever it moves, a new one starts idle.  The caller holds the
- * lock exclusively.
- */
-void
-shared_list_indexes(DatabaseEntry *entry, List *names)
-{
-	IndexStatus *listed = palloc(sizeof(IndexStatus) * FLUSSO_MAX_INDEXES);
-	int			nlisted = 0;
-	ListCell   *lc;
-
-	foreach(lc, names)
-	{
-		char	   *name = lfirst(lc);
-		IndexStatus *known = shared_index_status(entry, name);
-
-		if (nlisted == FLUSSO_MAX_INDEXES)
-			break;
-
-		if (known)
-			listed[nlisted] = *known;
-		else
-		{
-			memset(&listed[nlisted], 0, sizeof(IndexStatus));
-			strlcpy(listed[nlisted].name, name, NAMEDATALEN);
-		}
-		nlisted++;
-	}
-	memcpy(entry->indexes, listed, sizeof(IndexStatus) * nlisted);
-	entry->nindexes = nlisted;
-	pfree(listed);
-}
-
-/*
- * Set the phase of an index, with what flusso_status() shows beside it (a
- * reason, or NULL); an index not listed yet is added.  The caller holds
- * the lock exclusively.
- */
-void
-shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
-				 const char *message)
-{
-	IndexStatus *status = shared_index_status(entry, name);
-
-	if (status == NULL && entry->nindexes < FLUSSO_MAX_INDEXES)
-	{
-		status = &entry->indexes[entry->nindexes++];
-		memset(status, 0, sizeof(IndexStatus));
-		strlcpy(status->name, name, NAMEDATALEN);
-	}
-	if (status == NULL)
-		return;
-	status->phase = phase;
-	strlcpy(status->error, message ? message : "", FLUSSO_ERROR_LEN);
-}
-
-const char *
-phase_name(IndexPhase phase)
-{
-	switch (phase)
-	{
-		case PHASE_IDLE:
-			return "idle";
-		case PHASE_SNAPSHOT:
-			return "snapshot";
-		case PHASE_LIVE:
-			return "live";
-		case PHASE_ERROR:
-			return "error";
-	}
-	return "idle";
 }

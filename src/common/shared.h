@@ -1,11 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * shared.h
- *	  flusso's shared memory: the launcher, one entry per database it knows
- *	  of (worker, requests, progress, errors), and per-index status.
+ *	  flusso's shared memory: the launcher, one entry per database that has
+ *	  flusso (worker, requests, progress, errors), and per-index status.
  *
  * Every field is read and written under FlussoShared->lock, except the
- * latches, which are set without it.
+ * latches, which are set without it.  The entries are flusso.max_databases,
+ * reserved at server start; the status of a database's indexes, as many as
+ * it has, lives in a dynamic shared memory area (index_status.c).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -20,9 +22,8 @@
 #include "nodes/pg_list.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
+#include "utils/dsa.h"
 
-#define FLUSSO_MAX_DATABASES	32
-#define FLUSSO_MAX_INDEXES		64
 #define FLUSSO_ERROR_LEN		512
 
 /* The phases an index goes through; the names are flusso_status()'s. */
@@ -94,8 +95,10 @@ typedef struct DatabaseEntry
 	char		last_error[FLUSSO_ERROR_LEN];
 	TimestampTz last_error_at;
 
+	/* the status of its indexes: an array in the status area */
 	int			nindexes;
-	IndexStatus indexes[FLUSSO_MAX_INDEXES];
+	int			maxindexes;		/* room in the array */
+	dsa_pointer indexes;
 } DatabaseEntry;
 
 typedef struct FlussoShared
@@ -104,7 +107,10 @@ typedef struct FlussoShared
 	pid_t		launcher_pid;
 	Latch	   *launcher_latch;
 	bool		databases_listed;	/* launcher probed every database once */
-	DatabaseEntry databases[FLUSSO_MAX_DATABASES];
+	bool		databases_refused;	/* one with flusso found no free entry */
+	void	   *status_area;	/* where the status area begins */
+	int			ndatabases;		/* flusso.max_databases */
+	DatabaseEntry databases[FLEXIBLE_ARRAY_MEMBER];
 } FlussoShared;
 
 extern FlussoShared *flusso_shared;
@@ -112,10 +118,18 @@ extern FlussoShared *flusso_shared;
 extern void shared_request(void);
 extern void shared_install_hooks(void);
 extern DatabaseEntry *shared_database(Oid dboid, bool create);
+extern bool shared_databases_full(void);
+extern void shared_forget_database(DatabaseEntry *entry);
 extern void shared_wake_launcher(void);
 extern void shared_wake_shipper(DatabaseEntry *entry);
 extern void shared_record_error(DatabaseEntry *entry, const char *message);
+
+/* index_status.c */
+extern void *status_area_create(void *place, Size size, int tranche_id);
+extern Size status_area_size(void);
 extern IndexStatus *shared_index_status(DatabaseEntry *entry, const char *name);
+extern IndexStatus *shared_copy_index_statuses(DatabaseEntry *entry);
+extern void shared_free_index_statuses(DatabaseEntry *entry);
 extern void shared_list_indexes(DatabaseEntry *entry, List *names);
 extern void shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
 							 const char *message);

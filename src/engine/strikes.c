@@ -31,8 +31,8 @@
 #include "miscadmin.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "utils/memutils.h"
 
-#include "common/shared.h"
 #include "engine/strikes.h"
 
 #define STRIKES_DIRECTORY "pg_flusso"
@@ -53,7 +53,8 @@ typedef struct StrikeFile
 	char		in_hand_version[VERSION_LEN];
 	int			unattributed;	/* deaths with no index in hand */
 	int			nstrikes;
-	Strike		strikes[FLUSSO_MAX_INDEXES];
+	int			maxstrikes;
+	Strike	   *strikes;		/* in TopMemoryContext, grown as needed */
 } StrikeFile;
 
 static StrikeFile file;
@@ -89,6 +90,26 @@ save(void)
 				 errmsg("could not rename file \"%s\" to \"%s\": %m", temp, file.path)));
 }
 
+/* A new strike, with no count yet. */
+static Strike *
+add_strike(const char *name, const char *version)
+{
+	Strike	   *strike;
+
+	if (file.nstrikes == file.maxstrikes)
+	{
+		file.maxstrikes = Max(16, file.maxstrikes * 2);
+		file.strikes = file.strikes
+			? repalloc(file.strikes, sizeof(Strike) * file.maxstrikes)
+			: MemoryContextAlloc(TopMemoryContext, sizeof(Strike) * file.maxstrikes);
+	}
+	strike = &file.strikes[file.nstrikes++];
+	memset(strike, 0, sizeof(Strike));
+	strlcpy(strike->name, name, NAMEDATALEN);
+	strlcpy(strike->version, version, VERSION_LEN);
+	return strike;
+}
+
 static void
 load(void)
 {
@@ -113,15 +134,8 @@ load(void)
 		}
 		else if (sscanf(line, "unattributed %d", &count) == 1)
 			file.unattributed = count;
-		else if (sscanf(line, "strike %63s %63s %d", name, version, &count) == 3 &&
-				 file.nstrikes < FLUSSO_MAX_INDEXES)
-		{
-			Strike	   *strike = &file.strikes[file.nstrikes++];
-
-			strlcpy(strike->name, name, NAMEDATALEN);
-			strlcpy(strike->version, version, VERSION_LEN);
-			strike->count = count;
-		}
+		else if (sscanf(line, "strike %63s %63s %d", name, version, &count) == 3)
+			add_strike(name, version)->count = count;
 	}
 	FreeFile(in);
 }
@@ -134,11 +148,9 @@ find(const char *index_name, bool create)
 		if (strcmp(file.strikes[i].name, index_name) == 0)
 			return &file.strikes[i];
 	}
-	if (!create || file.nstrikes == FLUSSO_MAX_INDEXES)
+	if (!create)
 		return NULL;
-	memset(&file.strikes[file.nstrikes], 0, sizeof(Strike));
-	strlcpy(file.strikes[file.nstrikes].name, index_name, NAMEDATALEN);
-	return &file.strikes[file.nstrikes++];
+	return add_strike(index_name, "");
 }
 
 /* The worker died: blame the index in hand, or nobody. */

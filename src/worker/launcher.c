@@ -14,6 +14,13 @@
  * index (a restore loads definitions without calling a function).  It
  * never stays connected to anything, so CREATE DATABASE is never blocked.
  *
+ * The databases still to probe are the launcher's own list: only one that
+ * has flusso takes an entry in shared memory (common/shared.c), and the
+ * launcher frees the entry of one that no longer has it once nothing runs
+ * there, so any number of other databases costs nothing.  When a database
+ * with flusso was refused an entry, all being taken, the launcher lists
+ * the databases again as soon as one is freed.
+ *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
@@ -33,6 +40,7 @@
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -56,9 +64,16 @@
 #define REPROBE_INTERVAL_MS 10000
 #define LAUNCHER_NAPTIME_MS 1000
 
-static BackgroundWorkerHandle *workers[FLUSSO_MAX_DATABASES];
-static BackgroundWorkerHandle *probes[FLUSSO_MAX_DATABASES];
-static BackgroundWorkerHandle *shippers[FLUSSO_MAX_DATABASES];
+/* What the launcher runs, by entry, and what it has still to probe. */
+typedef struct LauncherState
+{
+	BackgroundWorkerHandle **workers;
+	BackgroundWorkerHandle **shippers;
+	BackgroundWorkerHandle *probe;	/* one probe at a time */
+	Oid			probe_dboid;	/* the database it looks at */
+	TimestampTz probe_hold_until;	/* no probe starts before */
+	List	   *to_probe;		/* OIDs of databases without an entry */
+} LauncherState;
 
 /* What a dynamic background worker of the launcher's is. */
 typedef enum WorkerKind
@@ -89,9 +104,13 @@ launcher_register(void)
 	RegisterBackgroundWorker(&worker);
 }
 
-/* Every database a probe may connect to: not a template, connections allowed. */
+/*
+ * Every database a probe may connect to (not a template, connections
+ * allowed) is to be probed: one that has an entry and no worker yet by
+ * its entry, the others through the launcher's list.
+ */
 static void
-list_databases(void)
+list_databases(LauncherState *ls)
 {
 	Relation	rel;
 	SysScanDesc scan;
@@ -108,11 +127,17 @@ list_databases(void)
 
 		if (db->datistemplate || !db->datallowconn)
 			continue;
-		entry = shared_database(db->oid, true);
+		entry = shared_database(db->oid, false);
 		if (entry && !entry->wanted)
 			entry->probe = true;
+		else if (entry == NULL && !list_member_oid(ls->to_probe, db->oid))
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			ls->to_probe = lappend_oid(ls->to_probe, db->oid);
+			MemoryContextSwitchTo(old);
+		}
 	}
-	flusso_shared->databases_listed = true;
 	LWLockRelease(flusso_shared->lock);
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -139,8 +164,9 @@ database_usable(Oid dboid)
 	return usable;
 }
 
+/* Start a worker of kind for database dboid; arg is what its main is passed. */
 static BackgroundWorkerHandle *
-start_worker(int index, Oid dboid, WorkerKind kind)
+start_worker(Datum arg, Oid dboid, WorkerKind kind)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -149,7 +175,7 @@ start_worker(int index, Oid dboid, WorkerKind kind)
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	worker.bgw_main_arg = Int32GetDatum(index);
+	worker.bgw_main_arg = arg;
 	worker.bgw_notify_pid = MyProcPid;
 	strlcpy(worker.bgw_library_name, "flusso", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, kind_functions[kind], BGW_MAXLEN);
@@ -182,17 +208,45 @@ running(BackgroundWorkerHandle **handle)
 	return true;
 }
 
-/* One pass over the databases: start what should run. */
+/*
+ * Free the entry of a database that no longer has flusso, or that cannot
+ * be connected to (unusable), once nothing of the launcher's runs there;
+ * a database refused an entry may now have it.  Unless unusable, the
+ * entry is looked at again under the lock: a request may just have come.
+ */
 static void
-launch(void)
+forget(LauncherState *ls, int i, bool unusable)
+{
+	DatabaseEntry *entry = &flusso_shared->databases[i];
+
+	if (running(&ls->shippers[i]))
+		return;
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	if (unusable || (!entry->wanted && !entry->has_extension && !entry->probe))
+		shared_forget_database(entry);
+	LWLockRelease(flusso_shared->lock);
+}
+
+/* Start a probe into dboid; false when no worker slot was free. */
+static bool
+start_probe(LauncherState *ls, Oid dboid)
+{
+	ls->probe = start_worker(ObjectIdGetDatum(dboid), dboid, KIND_PROBE);
+	ls->probe_dboid = dboid;
+	if (ls->probe == NULL)
+		ls->probe_hold_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   RESTART_DELAY_MAX_MS);
+	return ls->probe != NULL;
+}
+
+/* One pass over the entries: start what should run, free what is done. */
+static void
+launch(LauncherState *ls)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	bool		probing = false;
+	bool		probing = running(&ls->probe);
 
-	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
-		probing |= running(&probes[i]);
-
-	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
+	for (int i = 0; i < flusso_shared->ndatabases; i++)
 	{
 		DatabaseEntry *entry = &flusso_shared->databases[i];
 		Oid			dboid;
@@ -201,7 +255,7 @@ launch(void)
 					has_extension;
 		TimestampTz hold_until,
 					probed_at;
-		bool		was_running = workers[i] != NULL;
+		bool		was_running = ls->workers[i] != NULL;
 
 		LWLockAcquire(flusso_shared->lock, LW_SHARED);
 		dboid = entry->dboid;
@@ -212,7 +266,8 @@ launch(void)
 		probed_at = entry->probed_at;
 		LWLockRelease(flusso_shared->lock);
 
-		if (!OidIsValid(dboid) || running(&workers[i]) || running(&probes[i]))
+		if (!OidIsValid(dboid) || running(&ls->workers[i]) ||
+			(probing && ls->probe_dboid == dboid))
 			continue;
 		if (was_running)
 		{
@@ -237,38 +292,86 @@ launch(void)
 			if (!at_once)
 				continue;
 		}
+		if (!wanted && !has_extension && !probe)
+		{
+			/* flusso is gone from there, and its worker too */
+			forget(ls, i, false);
+			continue;
+		}
 		if (now < hold_until ||
-			(!wanted && (probing || !(probe || (has_extension &&
-											   TimestampDifferenceExceeds(probed_at, now, REPROBE_INTERVAL_MS))))))
+			(!wanted && (probing || now < ls->probe_hold_until ||
+						 !(probe || (has_extension &&
+									 TimestampDifferenceExceeds(probed_at, now, REPROBE_INTERVAL_MS))))))
 			continue;
 		if (!database_usable(dboid))
 		{
-			/* dropped, or closed to connections: forget it */
-			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-			memset(entry, 0, sizeof(DatabaseEntry));
-			LWLockRelease(flusso_shared->lock);
+			/* dropped, or closed to connections */
+			forget(ls, i, true);
 			continue;
 		}
 		if (wanted)
-			workers[i] = start_worker(i, dboid, KIND_WORKER);
+			ls->workers[i] = start_worker(Int32GetDatum(i), dboid, KIND_WORKER);
 		else
 		{
-			probes[i] = start_worker(i, dboid, KIND_PROBE);
-			probing = probes[i] != NULL;
+			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+			entry->probe = false;
+			entry->probed_at = now;
+			LWLockRelease(flusso_shared->lock);
+			probing = start_probe(ls, dboid);
 		}
-		if (workers[i] == NULL && probes[i] == NULL)
+		if (wanted && ls->workers[i] == NULL)
 		{
 			/* no worker slot free: say so, and try again later, not every second */
 			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 			entry->hold_until = TimestampTzPlusMilliseconds(now, RESTART_DELAY_MAX_MS);
-			entry->probed_at = now;
-			if (wanted)
-			{
-				entry->no_worker_slot = true;
-				shared_record_error(entry, "no background worker slot was free for this database's flusso worker, so no index is kept up to date; raise max_worker_processes (the launcher tries again every minute)");
-			}
+			entry->no_worker_slot = true;
+			shared_record_error(entry, "no background worker slot was free for this database's flusso worker, so no index is kept up to date; raise max_worker_processes (the launcher tries again every minute)");
 			LWLockRelease(flusso_shared->lock);
 		}
+	}
+}
+
+/*
+ * Probe the next database of the launcher's list, when no probe runs; once
+ * the list is done, every database was probed.  A database with flusso
+ * that was refused an entry is looked for again once one is free.
+ */
+static void
+probe_listed(LauncherState *ls)
+{
+	bool		refused;
+
+	if (running(&ls->probe) || GetCurrentTimestamp() < ls->probe_hold_until)
+		return;
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	refused = ls->to_probe == NIL && flusso_shared->databases_refused &&
+		!shared_databases_full();
+	if (refused)
+		flusso_shared->databases_refused = false;
+	LWLockRelease(flusso_shared->lock);
+	if (refused)
+		list_databases(ls);
+
+	while (ls->to_probe != NIL)
+	{
+		Oid			dboid = linitial_oid(ls->to_probe);
+		bool		has_entry;
+
+		LWLockAcquire(flusso_shared->lock, LW_SHARED);
+		has_entry = shared_database(dboid, false) != NULL;
+		LWLockRelease(flusso_shared->lock);
+		/* one with an entry is probed by it; one gone needs none */
+		if (!has_entry && database_usable(dboid) && !start_probe(ls, dboid))
+			return;
+		ls->to_probe = list_delete_first(ls->to_probe);
+		if (ls->probe != NULL)
+			return;
+	}
+	if (!flusso_shared->databases_listed)
+	{
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		flusso_shared->databases_listed = true;
+		LWLockRelease(flusso_shared->lock);
 	}
 }
 
@@ -277,18 +380,18 @@ launch(void)
  * while still wanted is started again after a delay, as a worker is.
  */
 static void
-launch_shippers(void)
+launch_shippers(LauncherState *ls)
 {
 	TimestampTz now = GetCurrentTimestamp();
 
-	for (int i = 0; i < FLUSSO_MAX_DATABASES; i++)
+	for (int i = 0; i < flusso_shared->ndatabases; i++)
 	{
 		DatabaseEntry *entry = &flusso_shared->databases[i];
-		bool		was_running = shippers[i] != NULL;
+		bool		was_running = ls->shippers[i] != NULL;
 		bool		wanted;
 		Oid			dboid;
 
-		if (running(&shippers[i]))
+		if (running(&ls->shippers[i]))
 			continue;
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		dboid = entry->dboid;
@@ -303,7 +406,7 @@ launch_shippers(void)
 		wanted &= now >= entry->shipper_hold_until;
 		LWLockRelease(flusso_shared->lock);
 		if (wanted)
-			shippers[i] = start_worker(i, dboid, KIND_SHIPPER);
+			ls->shippers[i] = start_worker(Int32GetDatum(i), dboid, KIND_SHIPPER);
 	}
 }
 
@@ -311,6 +414,8 @@ launch_shippers(void)
 void
 flusso_launcher_main(Datum arg)
 {
+	LauncherState ls;
+
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
@@ -321,8 +426,13 @@ flusso_launcher_main(Datum arg)
 	flusso_shared->launcher_latch = MyLatch;
 	LWLockRelease(flusso_shared->lock);
 
+	memset(&ls, 0, sizeof(ls));
+	ls.workers = MemoryContextAllocZero(TopMemoryContext,
+										sizeof(BackgroundWorkerHandle *) * flusso_shared->ndatabases);
+	ls.shippers = MemoryContextAllocZero(TopMemoryContext,
+										 sizeof(BackgroundWorkerHandle *) * flusso_shared->ndatabases);
 	if (!flusso_shared->databases_listed)
-		list_databases();
+		list_databases(&ls);
 
 	for (;;)
 	{
@@ -332,8 +442,9 @@ flusso_launcher_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		launch();
-		launch_shippers();
+		launch(&ls);
+		probe_listed(&ls);
+		launch_shippers(&ls);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 LAUNCHER_NAPTIME_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

@@ -5,7 +5,9 @@
  *	  and an index?  The launcher cannot read other databases' catalogs,
  *	  so after a restart it sends a probe into each database that allows
  *	  connections; the probe connects, looks, records the answer in shared
- *	  memory and exits.
+ *	  memory and exits.  Only a database that has flusso gets an entry
+ *	  there; one that finds none free is refused, and says so in the log
+ *	  (its flusso_status() says so too).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -13,12 +15,14 @@
  */
 #include "postgres.h"
 
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "common/pinned.h"
@@ -26,25 +30,24 @@
 #include "common/shared.h"
 #include "worker/worker.h"
 
-/* Entry point of "flusso probe"; arg is the database's entry index. */
+/* Entry point of "flusso probe"; arg is the database's OID. */
 void
 flusso_probe_main(Datum arg)
 {
-	DatabaseEntry *entry = &flusso_shared->databases[DatumGetInt32(arg)];
+	Oid			dboid = DatumGetObjectId(arg);
+	DatabaseEntry *entry;
 	bool		wanted = false;
 	bool		has_extension;
+	char	   *database;
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	entry->probe = false;
-	entry->probed_at = GetCurrentTimestamp();
-	LWLockRelease(flusso_shared->lock);
-
-	BackgroundWorkerInitializeConnectionByOid(entry->dboid, InvalidOid, 0);
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pinned_settings_for_process();
 	(void) xact_begin(false, NULL, 0);
+	/* for the WARNING below, after the transaction */
+	database = MemoryContextStrdup(TopMemoryContext, get_database_name(MyDatabaseId));
 	has_extension = OidIsValid(get_extension_oid("flusso", true));
 	if (has_extension)
 	{
@@ -56,9 +59,23 @@ flusso_probe_main(Datum arg)
 	xact_commit();
 
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	entry->wanted = wanted;
-	entry->has_extension = has_extension;
+	entry = shared_database(dboid, has_extension);
+	if (entry)
+	{
+		/* without flusso, the launcher frees the entry */
+		entry->wanted = wanted;
+		entry->has_extension = has_extension;
+		entry->probed_at = GetCurrentTimestamp();
+	}
 	LWLockRelease(flusso_shared->lock);
+	if (has_extension && entry == NULL)
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no flusso worker keeps database \"%s\" up to date", database),
+				 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
+								  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
+								  flusso_shared->ndatabases, flusso_shared->ndatabases),
+				 errhint("Raise flusso.max_databases and restart the server.")));
 	shared_wake_launcher();
 	proc_exit(0);
 }

@@ -19,6 +19,10 @@
  * second over the last minute.  Each assumes that no more work arrives
  * meanwhile; NULL when there is no recent rate to go by.
  *
+ * A database that has no entry in shared memory while every entry is
+ * taken has no worker and will get none: each index is in error, with
+ * the setting to raise, and each call warns.
+ *
  * flusso_admin members read everything; members of pg_monitor (the role
  * metrics are scraped as) read all but the error texts, which name tables,
  * columns, roles and servers and may quote a definition (a raw filter)
@@ -278,6 +282,8 @@ flusso_status(PG_FUNCTION_ARGS)
 	XLogRecPtr	flushed = GetFlushRecPtr(NULL);
 	DatabaseEntry copy;
 	bool		have_entry = false;
+	IndexStatus *statuses = NULL;
+	bool		refused = false;
 	List	   *shipping_names = NIL;
 	List	   *shipping = NIL;
 	bool		ship_columns;
@@ -305,11 +311,29 @@ flusso_status(PG_FUNCTION_ARGS)
 		if (entry)
 		{
 			memcpy(&copy, entry, sizeof(copy));
+			statuses = shared_copy_index_statuses(entry);
 			have_entry = true;
 		}
+		else
+			refused = shared_databases_full();
 		LWLockRelease(flusso_shared->lock);
 	}
 	stream = stream_eta(&copy, confirmed, flushed, now);
+	if (refused)
+	{
+		/* every entry is another database's: no worker can run here */
+		snprintf(copy.last_error, FLUSSO_ERROR_LEN,
+				 "no flusso worker keeps this database up to date: other databases with flusso hold all the entries flusso.max_databases reserves (%d); raise flusso.max_databases and restart the server",
+				 flusso_shared->ndatabases);
+		copy.last_error_at = now;
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no flusso worker keeps this database up to date"),
+				 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
+								  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
+								  flusso_shared->ndatabases, flusso_shared->ndatabases),
+				 errhint("Raise flusso.max_databases and restart the server.")));
+	}
 
 	foreach(lc, index_load_names())
 	{
@@ -323,13 +347,13 @@ flusso_status(PG_FUNCTION_ARGS)
 		memset(nulls, 0, sizeof(nulls));
 		for (int i = 0; have_entry && i < copy.nindexes; i++)
 		{
-			if (strcmp(copy.indexes[i].name, name) == 0)
-				status = &copy.indexes[i];
+			if (strcmp(statuses[i].name, name) == 0)
+				status = &statuses[i];
 		}
 
 		values[0] = CStringGetTextDatum(name);
 		/* without a worker, nothing is kept up to date */
-		phase = copy.no_worker_slot && copy.worker_pid == 0 ? PHASE_ERROR
+		phase = (refused || (copy.no_worker_slot && copy.worker_pid == 0)) ? PHASE_ERROR
 			: status ? status->phase : PHASE_IDLE;
 		/* on_error 'stop' stopped the shipping: this index alone is in error */
 		if (ship && ship->stopped)

@@ -150,8 +150,7 @@ database_wants_worker(WorkerState *ws, bool starting)
 	if (OidIsValid(get_extension_oid("flusso", true)))
 	{
 		SPI_connect();
-		if (SPI_execute("SELECT name FROM flusso.index ORDER BY name", true,
-						FLUSSO_MAX_INDEXES) != SPI_OK_SELECT)
+		if (SPI_execute("SELECT name FROM flusso.index ORDER BY name", true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read flusso.index");
 		wanted = SPI_processed > 0;
 		for (uint64 i = 0; i < SPI_processed; i++)

@@ -1,0 +1,216 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_status.c
+ *	  The status of each index of a database, for flusso_status(): its
+ *	  phase, seed progress, error and shipping, kept in shared memory for
+ *	  as many indexes as the database has.
+ *
+ * A database's statuses are one array, allocated in a dynamic shared
+ * memory area (utils/dsa.h) and grown by doubling when an index is added.
+ * The area begins in flusso's fixed shared memory, created by the
+ * postmaster (which never allocates from it), and takes more segments
+ * as needed, as the cumulative statistics do; every process attaches to
+ * it the first time it looks at a status, and stays attached.  The array
+ * is allocated, grown and freed only under FlussoShared->lock held
+ * exclusively, so a status found under the lock stays where it is until
+ * the lock is released.  It does not own the database entries
+ * (shared.c).
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/ipc.h"
+#include "utils/memutils.h"
+
+#include "common/shared.h"
+
+/* the first statuses fit in fixed shared memory: about 180 */
+#define STATUS_AREA_FIXED_SIZE	(256 * 1024)
+/* the first array of a database has room for this many */
+#define STATUS_ARRAY_MIN		16
+
+static dsa_area *status_area = NULL;
+
+/* The fixed part of the area, in flusso's shared memory. */
+Size
+status_area_size(void)
+{
+	return MAXALIGN(Max(STATUS_AREA_FIXED_SIZE, dsa_minimum_size()));
+}
+
+/*
+ * Create the area at place; from the postmaster, at shared memory
+ * initialisation.  It is pinned, so that it outlives every process that
+ * attaches, and the postmaster lets go of it at once.
+ */
+void *
+status_area_create(void *place, Size size, int tranche_id)
+{
+	dsa_area   *area = dsa_create_in_place(place, size, tranche_id, NULL);
+
+	dsa_pin(area);
+	dsa_detach(area);
+	return place;
+}
+
+/* This process's view of the area, attached on first use. */
+static dsa_area *
+area(void)
+{
+	if (status_area == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		status_area = dsa_attach_in_place(flusso_shared->status_area, NULL);
+		dsa_pin_mapping(status_area);
+		on_shmem_exit(dsa_on_shmem_exit_release_in_place,
+					  PointerGetDatum(flusso_shared->status_area));
+		MemoryContextSwitchTo(old);
+	}
+	return status_area;
+}
+
+/* The statuses of a database; the caller holds the lock. */
+static IndexStatus *
+statuses_of(DatabaseEntry *entry)
+{
+	if (!DsaPointerIsValid(entry->indexes))
+		return NULL;
+	return dsa_get_address(area(), entry->indexes);
+}
+
+/* A copy of the statuses, in the caller's context; the caller holds the lock. */
+IndexStatus *
+shared_copy_index_statuses(DatabaseEntry *entry)
+{
+	IndexStatus *copy = palloc(sizeof(IndexStatus) * Max(entry->nindexes, 1));
+
+	if (entry->nindexes > 0)
+		memcpy(copy, statuses_of(entry), sizeof(IndexStatus) * entry->nindexes);
+	return copy;
+}
+
+/*
+ * Room for n statuses, keeping those there are.  The caller holds the
+ * lock exclusively.  Running out of shared memory is an error.
+ */
+static IndexStatus *
+reserve(DatabaseEntry *entry, int n)
+{
+	dsa_pointer grown;
+	int			room;
+
+	if (n <= entry->maxindexes)
+		return statuses_of(entry);
+	room = Max(Max(n, entry->maxindexes * 2), STATUS_ARRAY_MIN);
+	grown = dsa_allocate(area(), sizeof(IndexStatus) * room);
+	if (entry->nindexes > 0)
+		memcpy(dsa_get_address(area(), grown), statuses_of(entry),
+			   sizeof(IndexStatus) * entry->nindexes);
+	if (DsaPointerIsValid(entry->indexes))
+		dsa_free(area(), entry->indexes);
+	entry->indexes = grown;
+	entry->maxindexes = room;
+	return dsa_get_address(area(), grown);
+}
+
+/* Free the statuses of a database; the caller holds the lock exclusively. */
+void
+shared_free_index_statuses(DatabaseEntry *entry)
+{
+	if (DsaPointerIsValid(entry->indexes))
+		dsa_free(area(), entry->indexes);
+	entry->indexes = InvalidDsaPointer;
+	entry->nindexes = 0;
+	entry->maxindexes = 0;
+}
+
+/* The status of the named index, or NULL; the caller holds the lock. */
+IndexStatus *
+shared_index_status(DatabaseEntry *entry, const char *name)
+{
+	IndexStatus *statuses = statuses_of(entry);
+
+	for (int i = 0; i < entry->nindexes; i++)
+	{
+		if (strcmp(statuses[i].name, name) == 0)
+			return &statuses[i];
+	}
+	return NULL;
+}
+
+/*
+ * The status entries become those of names, in order: an index keeps its
+ * status wherever it moves, a new one starts idle.  The caller holds the
+ * lock exclusively.
+ */
+void
+shared_list_indexes(DatabaseEntry *entry, List *names)
+{
+	IndexStatus *listed = palloc(sizeof(IndexStatus) * Max(list_length(names), 1));
+	int			nlisted = 0;
+	ListCell   *lc;
+
+	foreach(lc, names)
+	{
+		char	   *name = lfirst(lc);
+		IndexStatus *known = shared_index_status(entry, name);
+
+		if (known)
+			listed[nlisted] = *known;
+		else
+		{
+			memset(&listed[nlisted], 0, sizeof(IndexStatus));
+			strlcpy(listed[nlisted].name, name, NAMEDATALEN);
+		}
+		nlisted++;
+	}
+	if (nlisted > 0)
+		memcpy(reserve(entry, nlisted), listed, sizeof(IndexStatus) * nlisted);
+	entry->nindexes = nlisted;
+	pfree(listed);
+}
+
+/*
+ * Set the phase of an index, with what flusso_status() shows beside it (a
+ * reason, or NULL); an index not listed yet is added.  The caller holds
+ * the lock exclusively.
+ */
+void
+shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
+				 const char *message)
+{
+	IndexStatus *status = shared_index_status(entry, name);
+
+	if (status == NULL)
+	{
+		IndexStatus *statuses = reserve(entry, entry->nindexes + 1);
+
+		status = &statuses[entry->nindexes];
+		entry->nindexes++;
+		memset(status, 0, sizeof(IndexStatus));
+		strlcpy(status->name, name, NAMEDATALEN);
+	}
+	status->phase = phase;
+	strlcpy(status->error, message ? message : "", FLUSSO_ERROR_LEN);
+}
+
+const char *
+phase_name(IndexPhase phase)
+{
+	switch (phase)
+	{
+		case PHASE_IDLE:
+			return "idle";
+		case PHASE_SNAPSHOT:
+			return "snapshot";
+		case PHASE_LIVE:
+			return "live";
+		case PHASE_ERROR:
+			return "error";
+	}
+	return "idle";
+}
