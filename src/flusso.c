@@ -20,7 +20,7 @@
 #include "utils/guc.h"
 
 #include "flusso.h"
-#include "common/shared.h"
+#include "ipc/shared.h"
 #include "worker/worker.h"
 
 PG_MODULE_MAGIC;

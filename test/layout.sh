@@ -12,12 +12,15 @@
 #     its structs (engine/engine_index.h), document/, cdc/ or sink/;
 #   - sink/ knows documents, not change records (cdc/);
 #   - no bare memory context switch outside the helpers that begin or end
-#     transactions (common/xact.c, common/attempt.c): elsewhere a
+#     transactions (util/xact.c, util/attempt.c): elsewhere a
 #     MemoryContextSwitchTo() keeps the context it replaces (old = ...),
 #     restores one that such a call kept, or makes a loop's per-turn
 #     context (named *turn_context, or the shipper's pass_context) current
 #     right after resetting it.  Ownership is explicit: nobody
-#     switches "back" by hand to a context a transaction's end left behind.
+#     switches "back" by hand to a context a transaction's end left behind;
+#   - no folder of ours is named like one of PostgreSQL's include
+#     directories (with -I src it would shadow the server's headers), and
+#     every file's basename is unique in the tree.
 #
 set -uo pipefail
 src=${1:-$(dirname "$0")/../src}
@@ -64,7 +67,7 @@ done) || status=1
 # memory context switches: kept, restored, or a loop's turn; bare only in the helpers
 (cd "$src" && bad=0 && for f in *.c */*.c; do
 	case "$f" in
-		common/xact.c|common/attempt.c) continue ;;
+		util/xact.c|util/attempt.c) continue ;;
 	esac
 	awk -v file="$f" '
 		FNR == NR {
@@ -88,6 +91,26 @@ done) || status=1
 		NF { previous = $0; gsub(/^[ \t]+|[ \t]+$/, "", previous) }
 		END { exit bad }' "$f" "$f" || bad=1
 done && exit $bad) || status=1
+
+# folder names the server's headers own: those of the server we build
+# against, and the ones every supported version has
+pg_dirs="access archive backup bootstrap catalog commands common datatype executor
+	fe_utils foreign jit lib libpq mb nodes optimizer parser partitioning port
+	portability postmaster regex replication rewrite snowball statistics storage
+	tcop tsearch utils"
+server_include=$(pg_config --includedir-server 2>/dev/null) &&
+	pg_dirs="$pg_dirs $(cd "$server_include" 2>/dev/null && ls -d */ 2>/dev/null | tr -d /)"
+pg_dirs=$(echo $pg_dirs | tr ' ' '\n' | sort -u)
+for dir in "$src"/*/; do
+	name=$(basename "$dir")
+	for pg in $pg_dirs; do
+		[ "$name" = "$pg" ] && fail "src/$name/ is named like PostgreSQL's include directory $pg/, whose headers it would shadow"
+	done
+done
+dupes=$(cd "$src" && ls *.[ch] */*.[ch] | xargs -n1 basename | sort | uniq -d | sort -u)
+for b in $dupes; do
+	fail "$b is the basename of more than one file: $(cd "$src" && ls */"$b" "$b" 2>/dev/null | tr '\n' ' ')"
+done
 
 # no cycle: a depth-first walk over the folder graph
 cycle=$(echo "$edges" | awk 'NF { print $1, $2 }' | sort -u | awk '

@@ -72,7 +72,7 @@
 
 #include "cdc/options.h"
 #include "cdc/thin_change.h"
-#include "common/xact.h"
+#include "util/xact.h"
 #include "compat.h"
 
 typedef struct PluginData
@@ -683,7 +683,7 @@ plugin_begin(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
 /*
  * A transaction was replayed: the relations its changes touched were
  * looked up as they were then, and stay so in this process's caches.  A
- * worker's next transaction starts from clean ones (common/xact.c).
+ * worker's next transaction starts from clean ones (util/xact.c).
  */
 static void
 plugin_commit(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, XLogRecPtr commit_lsn)

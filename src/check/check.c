@@ -38,7 +38,7 @@
 #include "check/publication.h"
 #include "check/ready.h"
 #include "check/tables.h"
-#include "common/attempt.h"
+#include "util/attempt.h"
 #include "compat.h"
 #include "document/build.h"
 #include "document/resolve.h"

@@ -27,7 +27,7 @@
 #include "utils/syscache.h"
 
 #include "check/keys.h"
-#include "common/text_array.h"
+#include "util/text_array.h"
 
 /* Is index indexoid unique, valid, plain, and over some of columns only? */
 static bool

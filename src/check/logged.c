@@ -14,7 +14,7 @@
  * table may hold rows that never change).  The worker judges an index by
  * the same errors (ready.c) before it builds it; the DDL hooks have it
  * look again when a table or partition becomes unlogged
- * (worker/altered.c).
+ * (hooks/altered.c).
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -40,7 +40,7 @@
 #include "utils/syscache.h"
 
 #include "check/lookups.h"
-#include "common/attempt.h"
+#include "util/attempt.h"
 #include "document/resolve.h"
 
 /*

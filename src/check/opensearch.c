@@ -29,7 +29,7 @@
 #include "utils/builtins.h"
 
 #include "check/opensearch.h"
-#include "common/pinned.h"
+#include "util/pinned.h"
 #include "opensearch/api.h"
 #include "opensearch/json.h"
 #include "sink/sink.h"

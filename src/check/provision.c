@@ -36,7 +36,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 
-#include "common/attempt.h"
+#include "util/attempt.h"
 #include "check/environment.h"
 #include "check/identity.h"
 #include "check/lookups.h"

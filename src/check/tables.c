@@ -27,7 +27,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "common/attempt.h"
+#include "util/attempt.h"
 #include "check/keys.h"
 #include "check/lookups.h"
 #include "check/tables.h"

@@ -3,7 +3,7 @@
  * draft.c
  *	  flusso_draft(root, depth): a starting definition for an index on a
  *	  table, read from the catalog alone, as YAML with comments that say
- *	  what was guessed.  What it reads of the catalog is catalog.c's.
+ *	  what was guessed.  What it reads of the catalog is draft_catalog.c's.
  *
  * Every column becomes a field named as the column, of the first field
  * type that reads the column's type (check/types.c, the table flusso_check
@@ -13,9 +13,9 @@
  * NOT NULL.  A column no field type reads, or whose name is no flusso
  * identifier, is left out with a comment saying why.
  *
- * Foreign keys are followed depth levels deep, both ways: one from the
+ * Foreign keys are followed depth levels deep, both ways (draft_joins.c): one from the
  * table is a belongs_to, one into it a has_many (a has_one when its column
- * is unique), and one from a junction table (catalog.c) a many_to_many
+ * is unique), and one from a junction table (draft_catalog.c) a many_to_many
  * through it.  A join never walks back along the key it arrived by.  Only
  * single-column foreign keys that point at a single-column primary key can
  * be written in the format; the others are mentioned and left out.
@@ -41,7 +41,8 @@
 #include "utils/lsyscache.h"
 
 #include "check/types.h"
-#include "design/catalog.h"
+#include "design/draft.h"
+#include "design/draft_catalog.h"
 #include "design/yaml_writer.h"
 #include "index/access.h"
 #include "schema/names.h"
@@ -49,72 +50,32 @@
 
 #define DRAFT_MAX_DEPTH 3
 
-/*
- * The size a draft is held to, so that flusso_create_index takes it as it
- * is: three quarters of the largest definition it reads, in bytes and in
- * values, measured by an upper bound of what the emitter writes (every
- * byte of a scalar counted as its longest escape).
- */
-#define DRAFT_MAX_BYTES		(SCHEMA_MAX_INPUT / 4 * 3)
-#define DRAFT_MAX_VALUES	(SCHEMA_MAX_VALUES / 4 * 3)
-
-/* joins left out for size that get a comment each; the rest are counted */
-#define DRAFT_SIZE_NOTES	20
-
 PG_FUNCTION_INFO_V1(flusso_draft);
 
-/* The fields: list of one table, as it is drafted. */
-typedef struct FieldList
-{
-	SchemaValue *items;
-	const char *path;			/* where it is, for comments: "" at the root */
-	int			level;			/* how deep its items nest, for the size bound */
-	List	   *names;			/* field names taken */
-} FieldList;
-
-/* How a table was reached: by which foreign key, at which end of it. */
-typedef struct Arrival
-{
-	Oid			conoid;			/* InvalidOid for the root */
-	bool		referenced;		/* this table is the one the key points at */
-} Arrival;
-
-typedef struct DraftContext
-{
-	const char *root_nspname;	/* what a join's schema defaults to */
-	List	   *notes;			/* comment lines, made by design_comment_text */
-	Size		bytes;			/* bound of the text drafted so far */
-	int			values;			/* values drafted so far */
-	int			size_left_out;	/* joins left out for size */
-} DraftContext;
-
-static SchemaValue *draft_fields(DraftContext *cx, const char *path, int level,
-								 Oid relid, int depth, Arrival arrival);
-
 /* What a value costs, the most the emitter can write for it at that level. */
-static void
-count_cost(DraftContext *cx, const char *key, const SchemaValue *value, int level)
+void
+draft_count_cost(DraftContext *cx, const char *key, const SchemaValue *value, int level)
 {
 	cx->bytes += 2 * level + 4 + (key ? strlen(key) : 0);
 	cx->values += key ? 2 : 1;
 	if (value->kind == SV_SEQUENCE || value->kind == SV_MAPPING)
 	{
 		for (int i = 0; i < value->nitems; i++)
-			count_cost(cx, value->keys[i], value->items[i], level + 1);
+			draft_count_cost(cx, value->keys[i], value->items[i], level + 1);
 	}
 	else
 		cx->bytes += 4 * strlen(value->str ? value->str : "null") + 2;
 }
 
-static bool
-over_budget(DraftContext *cx)
+bool
+draft_over_budget(DraftContext *cx)
 {
 	return cx->bytes > DRAFT_MAX_BYTES || cx->values > DRAFT_MAX_VALUES;
 }
 
 /* A comment on what list's table was drafted with: where, then what. */
-static void
-add_note(DraftContext *cx, FieldList *list, const char *text)
+void
+draft_add_note(DraftContext *cx, FieldList *list, const char *text)
 {
 	char	   *line = design_comment_text(psprintf("%s: %s",
 													list->path[0] ? list->path : "root",
@@ -129,7 +90,7 @@ static void
 add_field(DraftContext *cx, FieldList *list, SchemaValue *item)
 {
 	schema_value_append(list->items, NULL, item);
-	count_cost(cx, NULL, item, list->level);
+	draft_count_cost(cx, NULL, item, list->level);
 }
 
 /*
@@ -139,8 +100,8 @@ add_field(DraftContext *cx, FieldList *list, SchemaValue *item)
  * join's, made of a table's and a column's, is cut to the longest a field
  * name may be.
  */
-static char *
-take_name(FieldList *list, const char *name)
+char *
+draft_take_name(FieldList *list, const char *name)
 {
 	char	   *candidate = pnstrdup(name, SCHEMA_MAX_NAME);
 	ListCell   *lc;
@@ -163,8 +124,8 @@ take_name(FieldList *list, const char *name)
 }
 
 /* "publisher" of "publisher_id"; NULL when the column has no such suffix. */
-static char *
-strip_id(const char *column)
+char *
+draft_strip_id(const char *column)
 {
 	size_t		len = strlen(column);
 
@@ -237,19 +198,19 @@ draft_column(DraftContext *cx, FieldList *list, Oid relid, const DraftColumn *co
 
 	if (!schema_valid_identifier(column->name))
 	{
-		add_note(cx, list, psprintf("left out column %s of %s, whose name is not a flusso identifier (^[a-z_][a-z0-9_]*$)",
+		draft_add_note(cx, list, psprintf("left out column %s of %s, whose name is not a flusso identifier (^[a-z_][a-z0-9_]*$)",
 									quote_identifier(column->name), draft_table_display(relid)));
 		return;
 	}
 	if (!field_type(column->type, key, &type))
 	{
-		add_note(cx, list, psprintf("left out column %s of %s, of type %s, which no field type reads (a custom field can)",
+		draft_add_note(cx, list, psprintf("left out column %s of %s, of type %s, which no field type reads (a custom field can)",
 									quote_identifier(column->name), draft_table_display(relid),
 									format_type_be(column->type)));
 		return;
 	}
 	item = schema_value_mapping();
-	schema_put_string(item, schema_type_name(type), take_name(list, column->name));
+	schema_put_string(item, schema_type_name(type), draft_take_name(list, column->name));
 	schema_put_bool(item, "required", column->notnull);
 	if (type == ST_ENUM)
 	{
@@ -262,7 +223,7 @@ draft_column(DraftContext *cx, FieldList *list, Oid relid, const DraftColumn *co
 		if (labels != NIL)
 			schema_value_append(item, "variants", variants);
 		else
-			add_note(cx, list, psprintf("column %s: a label of type %s cannot be a variant, so none are listed",
+			draft_add_note(cx, list, psprintf("column %s: a label of type %s cannot be a variant, so none are listed",
 										quote_identifier(column->name),
 										format_type_be(type_element(column->type))));
 	}
@@ -286,8 +247,8 @@ is_key_column(List *keys, List *outgoing, AttrNumber attnum)
 }
 
 /* "id" or [a, b]: a primary key as the format writes it */
-static SchemaValue *
-key_value(Oid relid, List *key)
+SchemaValue *
+draft_key_value(Oid relid, List *key)
 {
 	SchemaValue *columns;
 	ListCell   *lc;
@@ -302,8 +263,8 @@ key_value(Oid relid, List *key)
 }
 
 /* Can every name of key be written in the format? */
-static bool
-names_valid(Oid relid, List *key)
+bool
+draft_names_valid(Oid relid, List *key)
 {
 	ListCell   *lc;
 
@@ -316,240 +277,11 @@ names_valid(Oid relid, List *key)
 }
 
 /*
- * Why the table a join reads cannot be written as one, or NULL: its name,
- * its schema's or its key's is no flusso identifier, or it has no key.
- */
-static char *
-join_table_problem(Oid relid)
-{
-	List	   *key = draft_primary_key(relid);
-
-	if (!schema_valid_identifier(get_rel_name(relid)) ||
-		!schema_valid_identifier(get_namespace_name(get_rel_namespace(relid))))
-		return "its name is not a flusso identifier";
-	if (key == NIL)
-		return "it has no primary key, which a join needs";
-	if (!names_valid(relid, key))
-		return "a column of its primary key is not a flusso identifier";
-	return NULL;
-}
-
-/* The keys every join has: table, schema if not the root's, primary key. */
-static void
-put_join_table(DraftContext *cx, SchemaValue *join, Oid relid)
-{
-	char	   *nspname = get_namespace_name(get_rel_namespace(relid));
-
-	schema_put_string(join, "table", get_rel_name(relid));
-	if (strcmp(nspname, cx->root_nspname) != 0)
-		schema_put_string(join, "schema", nspname);
-	schema_value_append(join, "primary_key", key_value(relid, draft_primary_key(relid)));
-}
-
-/*
- * Add join, named name, to list with the fields of relid, unless that would
- * take the draft past its size bound: then nothing of it stays, the name
- * included, and a comment (for the first few) says it was left out.
- */
-static void
-add_join(DraftContext *cx, FieldList *list, SchemaValue *join, const char *name,
-		 const char *guess, Oid relid, int depth, Arrival arrival)
-{
-	Size		bytes = cx->bytes;
-	int			values = cx->values;
-	int			nnotes = list_length(cx->notes);
-	int			size_left_out = cx->size_left_out;
-	SchemaValue *fields;
-
-	if (!over_budget(cx))
-	{
-		add_note(cx, list, guess);
-		count_cost(cx, NULL, join, list->level);
-		fields = draft_fields(cx, list->path[0] ? psprintf("%s.%s", list->path, name) : name,
-							  list->level + 2, relid, depth - 1, arrival);
-		if (!over_budget(cx))
-		{
-			schema_value_append(join, "fields", fields);
-			schema_value_append(list->items, NULL, join);
-			return;
-		}
-		cx->bytes = bytes;
-		cx->values = values;
-		cx->notes = list_truncate(cx->notes, nnotes);
-		cx->size_left_out = size_left_out;
-	}
-	list->names = list_delete_last(list->names);
-	if (++cx->size_left_out <= DRAFT_SIZE_NOTES)
-		add_note(cx, list, psprintf("left out for size, %s", guess));
-}
-
-static void
-draft_belongs_to(DraftContext *cx, FieldList *list, const DraftForeignKey *fk, int depth)
-{
-	char	   *column = get_attname(fk->from_relid, fk->from_attnum, false);
-	char	   *problem = join_table_problem(fk->to_relid);
-	char	   *name;
-	SchemaValue *join;
-
-	if (problem == NULL && fk->ncolumns != 1)
-		problem = psprintf("it has %d columns, and a join follows one", fk->ncolumns);
-	if (problem == NULL && draft_single_key(fk->to_relid) != fk->to_attnum)
-		problem = "it does not point at a single-column primary key";
-	if (problem == NULL && !schema_valid_identifier(column))
-		problem = "its column is not a flusso identifier";
-	if (problem)
-	{
-		add_note(cx, list, psprintf("left out foreign key %s to %s: %s",
-									quote_identifier(fk->conname),
-									draft_table_display(fk->to_relid), problem));
-		return;
-	}
-	name = strip_id(column);
-	name = take_name(list, name ? name : get_rel_name(fk->to_relid));
-	join = schema_value_mapping();
-	schema_put_string(join, "belongs_to", name);
-	schema_put_string(join, "column", column);
-	put_join_table(cx, join, fk->to_relid);
-	schema_put_bool(join, "required", draft_column_notnull(fk->from_relid, fk->from_attnum));
-	add_join(cx, list, join, name,
-			 psprintf("guessed belongs_to %s (%s), from foreign key %s",
-					  name, draft_table_display(fk->to_relid), quote_identifier(fk->conname)),
-			 fk->to_relid, depth, (Arrival) {fk->conoid, true});
-}
-
-/* The other columns of a junction than its two keys, for the comment. */
-static char *
-junction_extra_columns(const DraftForeignKey *near, const DraftForeignKey *far)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	foreach(lc, draft_columns(near->from_relid))
-	{
-		DraftColumn *column = lfirst(lc);
-
-		if (column->attnum != near->from_attnum && column->attnum != far->from_attnum)
-			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", quote_identifier(column->name));
-	}
-	return buf.len ? psprintf(" (its other columns are left out: %s)", buf.data) : "";
-}
-
-/* How many of incoming come from table relid. */
-static int
-keys_from(List *incoming, Oid relid)
-{
-	ListCell   *lc;
-	int			n = 0;
-
-	foreach(lc, incoming)
-	{
-		if (((DraftForeignKey *) lfirst(lc))->from_relid == relid)
-			n++;
-	}
-	return n;
-}
-
-/*
- * A many_to_many through near's junction; false when it cannot be written.
- * It is named for the table it reaches, or, when the junction links this
- * table's rows more than one way (friends of people), for its right key.
- */
-static bool
-draft_many_to_many(DraftContext *cx, FieldList *list, const DraftForeignKey *near,
-				   List *incoming, int depth)
-{
-	DraftForeignKey *far = draft_junction_far_key(near);
-	char	   *left;
-	char	   *right;
-	char	   *name;
-	SchemaValue *join;
-	SchemaValue *through;
-
-	if (far == NULL || join_table_problem(far->to_relid) != NULL ||
-		draft_single_key(far->to_relid) != far->to_attnum ||
-		get_rel_namespace(far->to_relid) != get_rel_namespace(near->from_relid))
-		return false;
-	left = get_attname(near->from_relid, near->from_attnum, false);
-	right = get_attname(far->from_relid, far->from_attnum, false);
-	if (!schema_valid_identifier(left) || !schema_valid_identifier(right))
-		return false;
-
-	name = take_name(list, keys_from(incoming, near->from_relid) > 1
-					 ? (strip_id(right) ? strip_id(right) : right)
-					 : get_rel_name(far->to_relid));
-	join = schema_value_mapping();
-	schema_put_string(join, "many_to_many", name);
-	put_join_table(cx, join, far->to_relid);
-	through = schema_value_mapping();
-	schema_put_string(through, "table", get_rel_name(near->from_relid));
-	schema_put_string(through, "left_key", left);
-	schema_put_string(through, "right_key", right);
-	schema_value_append(join, "through", through);
-	add_join(cx, list, join, name,
-			 psprintf("guessed many_to_many %s (%s through %s), from foreign keys %s and %s%s",
-					  name, draft_table_display(far->to_relid),
-					  draft_table_display(near->from_relid),
-					  quote_identifier(near->conname), quote_identifier(far->conname),
-					  junction_extra_columns(near, far)),
-			 far->to_relid, depth, (Arrival) {far->conoid, true});
-	return true;
-}
-
-/*
- * A has_many (or has_one, or many_to_many) for a foreign key into relid,
- * named for the table it reads, or for that and the key's column when the
- * table points here more than one way or is this one (people_by_manager).
- */
-static void
-draft_has_many(DraftContext *cx, FieldList *list, const DraftForeignKey *fk, List *incoming,
-			   Oid relid, int depth)
-{
-	char	   *column = get_attname(fk->from_relid, fk->from_attnum, false);
-	char	   *child = get_rel_name(fk->from_relid);
-	char	   *problem = NULL;
-	const char *verb;
-	char	   *name;
-	bool		one;
-	SchemaValue *join;
-
-	if (fk->ncolumns != 1 || draft_single_key(relid) != fk->to_attnum)
-		problem = "it does not point at the single-column primary key of this table";
-	else if (draft_many_to_many(cx, list, fk, incoming, depth))
-		return;
-	else if ((problem = join_table_problem(fk->from_relid)) == NULL &&
-			 !schema_valid_identifier(column))
-		problem = "its column is not a flusso identifier";
-	if (problem)
-	{
-		add_note(cx, list, psprintf("left out foreign key %s of %s: %s",
-									quote_identifier(fk->conname),
-									draft_table_display(fk->from_relid), problem));
-		return;
-	}
-	one = draft_column_unique(fk->from_relid, fk->from_attnum);
-	verb = one ? "has_one" : "has_many";
-	name = take_name(list, keys_from(incoming, fk->from_relid) > 1 || fk->from_relid == relid
-					 ? psprintf("%s_by_%s", child, strip_id(column) ? strip_id(column) : column)
-					 : child);
-	join = schema_value_mapping();
-	schema_put_string(join, verb, name);
-	put_join_table(cx, join, fk->from_relid);
-	schema_put_string(join, "foreign_key", column);
-	add_join(cx, list, join, name,
-			 psprintf("guessed %s %s (%s), from foreign key %s%s",
-					  verb, name, draft_table_display(fk->from_relid),
-					  quote_identifier(fk->conname),
-					  one ? psprintf(" (%s is unique)", quote_identifier(column)) : ""),
-			 fk->from_relid, depth, (Arrival) {fk->conoid, false});
-}
-
-/*
  * The fields of table relid, its items nesting at level: its columns, and
  * when depth is above 0 its joins, each with its own fields one level less
  * deep.
  */
-static SchemaValue *
+SchemaValue *
 draft_fields(DraftContext *cx, const char *path, int level, Oid relid, int depth,
 			 Arrival arrival)
 {
@@ -669,12 +401,12 @@ flusso_draft(PG_FUNCTION_ARGS)
 	schema_put_string(document, "schema", cx.root_nspname);
 	schema_put_string(document, "table", get_rel_name(relid));
 	if (key == NIL)
-		add_note(&cx, &root, "no primary key: declare primary_key (NOT NULL columns a unique index covers)");
-	else if (!names_valid(relid, key))
-		add_note(&cx, &root, "the primary key has a column that is not a flusso identifier: declare another primary_key");
+		draft_add_note(&cx, &root, "no primary key: declare primary_key (NOT NULL columns a unique index covers)");
+	else if (!draft_names_valid(relid, key))
+		draft_add_note(&cx, &root, "the primary key has a column that is not a flusso identifier: declare another primary_key");
 	else
-		schema_value_append(document, "primary_key", key_value(relid, key));
-	count_cost(&cx, NULL, document, 0);
+		schema_value_append(document, "primary_key", draft_key_value(relid, key));
+	draft_count_cost(&cx, NULL, document, 0);
 	schema_value_append(document, "fields",
 						draft_fields(&cx, "", 1, relid, depth, (Arrival) {InvalidOid, false}));
 

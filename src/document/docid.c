@@ -27,7 +27,7 @@
 /*
  * The id of the row whose key columns are key_exprs, as an SQL expression
  * of type text.  Relies on standard_conforming_strings, which every build
- * runs with (common/pinned.c).
+ * runs with (util/pinned.c).
  */
 char *
 doc_id_sql(char *const *key_exprs, int nkeys)

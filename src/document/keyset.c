@@ -21,7 +21,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "common/text_array.h"
+#include "util/text_array.h"
 #include "document/keyset.h"
 #include "document/session.h"
 

@@ -27,7 +27,7 @@
 #include "nodes/parsenodes.h"
 #include "parser/parser.h"
 
-#include "common/attempt.h"
+#include "util/attempt.h"
 #include "document/raw_filter.h"
 
 typedef struct RawParse

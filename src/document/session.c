@@ -5,7 +5,7 @@
  *
  * The worker runs privileged; a definition can hold raw SQL filters.  So a
  * document is built as the index's owner, in a security-restricted
- * operation, under the settings common/pinned.c pins: search_path is
+ * operation, under the settings util/pinned.c pins: search_path is
  * pg_catalog, pg_temp (every name in generated SQL is qualified anyway),
  * and TimeZone, DateStyle, extra_float_digits, bytea_output and the others
  * are fixed, so that the same rows build the same JSON whoever builds

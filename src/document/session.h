@@ -12,7 +12,7 @@
 #ifndef FLUSSO_DOCUMENT_SESSION_H
 #define FLUSSO_DOCUMENT_SESSION_H
 
-#include "common/pinned.h"
+#include "util/pinned.h"
 
 typedef RoleSwitch BuildSession;
 

@@ -31,7 +31,7 @@
 #include "utils/memutils.h"
 
 #include "check/tables.h"
-#include "common/string_hash.h"
+#include "util/string_hash.h"
 #include "document/docid.h"
 #include "document/session.h"
 #include "engine/engine_index.h"
@@ -41,7 +41,7 @@
 /*
  * A key a change resolved to: its document id and, for composite keys,
  * the parts.  The set is keyed by the id string it points to
- * (common/string_hash.c): a batch keeps up to KEY_SET_LIMIT.
+ * (util/string_hash.c): a batch keeps up to KEY_SET_LIMIT.
  */
 typedef struct ResolvedKey
 {

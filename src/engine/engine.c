@@ -35,17 +35,17 @@
 #include "cdc/options.h"
 #include "check/ready.h"
 #include "check/tables.h"
-#include "common/attempt.h"
+#include "util/attempt.h"
 #include "document/build.h"
 #include "document/docid.h"
 #include "document/resolve.h"
-#include "document/search.h"
+#include "document/search_vector.h"
 #include "document/session.h"
 #include "index/access.h"
 #include "sink/sink.h"
 #include "engine/engine_index.h"
 #include "engine/pending.h"
-#include "common/shared.h"
+#include "ipc/shared.h"
 #include "engine/strikes.h"
 
 /*
@@ -93,7 +93,7 @@ engine_index_failed(EngineIndex *ei, const char *message)
  * it fails, the index is isolated with the reason (prefixed by what, when
  * given) as flusso_status() may show it to any flusso_admin member: an
  * error that may quote a row value is logged whole and shown by its
- * SQLSTATE (common/attempt.c).  While it runs, the index is in hand
+ * SQLSTATE (util/attempt.c).  While it runs, the index is in hand
  * (strikes.c): should the worker die, the index is blamed.
  */
 bool

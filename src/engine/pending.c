@@ -30,7 +30,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "common/string_hash.h"
+#include "util/string_hash.h"
 #include "engine/pending.h"
 
 /* how often the memory held is measured: it costs a walk of the contexts */

@@ -6,7 +6,7 @@
  *
  * Users never write flusso.index directly: the functions validate a
  * definition and then store it as the owner of schema flusso (the role that
- * ran CREATE EXTENSION, common/pinned.c), so flusso_admin needs no rights
+ * ran CREATE EXTENSION, util/pinned.c), so flusso_admin needs no rights
  * on the table and a stored definition has always been validated.
  *
  * Copyright (c) 2026, flusso developers

@@ -2,7 +2,7 @@
  *
  * access.h
  *	  Who may call flusso's SQL functions.  (The catalog owner's rights,
- *	  which the functions write flusso's tables with, are common/pinned.h's,
+ *	  which the functions write flusso's tables with, are util/pinned.h's,
  *	  included here for them.)
  *
  * Copyright (c) 2026, flusso developers
@@ -12,7 +12,7 @@
 #ifndef FLUSSO_INDEX_ACCESS_H
 #define FLUSSO_INDEX_ACCESS_H
 
-#include "common/pinned.h"
+#include "util/pinned.h"
 #include "flusso.h"
 
 #define FLUSSO_ADMIN_ROLE "flusso_admin"

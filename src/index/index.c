@@ -27,7 +27,7 @@
 #include "index/access.h"
 #include "index/definition.h"
 #include "sink/sink.h"
-#include "common/requests.h"
+#include "ipc/requests.h"
 #include "schema/schema.h"
 
 PG_FUNCTION_INFO_V1(flusso_create_index);

@@ -16,7 +16,7 @@
 #include "funcapi.h"
 #include "utils/builtins.h"
 
-#include "document/search.h"
+#include "document/search_vector.h"
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"

@@ -30,7 +30,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "common/requests.h"
+#include "ipc/requests.h"
 #include "index/access.h"
 #include "index/definition.h"
 #include "opensearch/server.h"

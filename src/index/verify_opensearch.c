@@ -27,7 +27,7 @@
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 
-#include "common/string_hash.h"
+#include "util/string_hash.h"
 #include "document/by_id.h"
 #include "index/access.h"
 #include "index/verify.h"

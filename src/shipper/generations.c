@@ -36,7 +36,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "common/xact.h"
+#include "util/xact.h"
 #include "opensearch/api.h"
 #include "opensearch/bulk.h"
 #include "opensearch/json.h"

@@ -42,8 +42,8 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "common/attempt.h"
-#include "common/xact.h"
+#include "util/attempt.h"
+#include "util/xact.h"
 #include "document/by_id.h"
 #include "index/definition.h"
 #include "opensearch/bulk.h"

@@ -48,9 +48,9 @@
 #include "utils/wait_event.h"
 
 #include "access/xact.h"
-#include "common/attempt.h"
-#include "common/pinned.h"
-#include "common/shared.h"
+#include "util/attempt.h"
+#include "util/pinned.h"
+#include "ipc/shared.h"
 #include "opensearch/http.h"
 #include "shipper/shipper.h"
 

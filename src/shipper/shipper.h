@@ -71,7 +71,7 @@ typedef struct ShipRuntime
 
 extern PGDLLEXPORT void flusso_shipper_main(Datum arg);
 
-/* catalog.c */
+/* ship_catalog.c */
 extern bool ship_load(List **indexes);
 extern void ship_record_error(const char *index, const char *message);
 extern void ship_record_shipped(const char *index, int64 shipped);
@@ -81,7 +81,7 @@ extern bool ship_generations(ShipIndex *x, ShipRuntime *rt);
 extern bool ship_is_ready(ShipIndex *x);
 extern bool ship_generation_active(const ShipGeneration *g);
 
-/* bulk.c */
+/* ship.c */
 extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt);
 
 /* shipper.c */

@@ -33,8 +33,8 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 
-#include "common/pinned.h"
-#include "common/requests.h"
+#include "util/pinned.h"
+#include "ipc/requests.h"
 #include "opensearch/server.h"
 #include "sink/opensearch_sink.h"
 

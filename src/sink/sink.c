@@ -25,7 +25,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 
-#include "common/pinned.h"
+#include "util/pinned.h"
 #include "flusso.h"
 #include "sink/opensearch_sink.h"
 #include "sink/sink.h"

@@ -36,9 +36,9 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 
-#include "common/pinned.h"
+#include "util/pinned.h"
 #include "flusso.h"
-#include "document/search.h"
+#include "document/search_vector.h"
 #include "sink/table_sink.h"
 
 

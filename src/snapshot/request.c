@@ -29,7 +29,7 @@
 #include "index/access.h"
 #include "engine/engine.h"
 #include "index/definition.h"
-#include "common/requests.h"
+#include "ipc/requests.h"
 #include "snapshot/request.h"
 
 PG_FUNCTION_INFO_V1(flusso_resnapshot);

@@ -47,9 +47,9 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "common/shared.h"
-#include "common/text_array.h"
-#include "common/xact.h"
+#include "ipc/shared.h"
+#include "util/text_array.h"
+#include "util/xact.h"
 #include "flusso.h"
 #include "snapshot/seed.h"
 
@@ -63,7 +63,7 @@ begin_transaction(void)
 	return true;
 }
 
-/* Commit it; the caller's memory context is current again (common/xact.c). */
+/* Commit it; the caller's memory context is current again (util/xact.c). */
 static void
 end_transaction(void)
 {

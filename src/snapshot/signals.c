@@ -19,8 +19,8 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "common/shared.h"
-#include "common/xact.h"
+#include "ipc/shared.h"
+#include "util/xact.h"
 #include "snapshot/seed.h"
 
 /* Run a statement about index name with the name as $1. */
@@ -49,7 +49,7 @@ set_phase(const char *name, IndexPhase phase, const char *message)
 
 /*
  * Say why an index will be seeded again: asked for, a table it reads
- * gained or lost a partition, was altered (worker/altered.c), was
+ * gained or lost a partition, was altered (hooks/altered.c), was
  * rewritten, or changed while the publication did not cover it.  In the
  * last case the index is in phase error until the seed can begin, which
  * is once the publication covers every table it reads again.

@@ -10,7 +10,7 @@
 #ifndef FLUSSO_WORKER_CATALOG_WATCH_H
 #define FLUSSO_WORKER_CATALOG_WATCH_H
 
-#include "common/shared.h"
+#include "ipc/shared.h"
 
 /* What the worker saw when it last read the catalog. */
 typedef struct CatalogWatch

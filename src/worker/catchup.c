@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "cdc/capture_log.h"
-#include "common/xact.h"
+#include "util/xact.h"
 #include "flusso.h"
 #include "worker/catchup.h"
 

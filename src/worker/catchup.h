@@ -12,7 +12,7 @@
 #define FLUSSO_WORKER_CATCHUP_H
 
 #include "cdc/batch.h"
-#include "common/shared.h"
+#include "ipc/shared.h"
 #include "engine/engine.h"
 #include "snapshot/seed.h"
 

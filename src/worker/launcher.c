@@ -15,7 +15,7 @@
  * never stays connected to anything, so CREATE DATABASE is never blocked.
  *
  * The databases still to probe are the launcher's own list: only one that
- * has flusso takes an entry in shared memory (common/shared.c), and the
+ * has flusso takes an entry in shared memory (ipc/shared.c), and the
  * launcher frees the entry of one that no longer has it once nothing runs
  * there, so any number of other databases costs nothing.  When a database
  * with flusso was refused an entry, all being taken, the launcher lists
@@ -45,9 +45,9 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#include "common/xact.h"
+#include "util/xact.h"
 #include "flusso.h"
-#include "common/shared.h"
+#include "ipc/shared.h"
 #include "worker/worker.h"
 
 /*

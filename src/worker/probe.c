@@ -25,9 +25,9 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "common/pinned.h"
-#include "common/xact.h"
-#include "common/shared.h"
+#include "util/pinned.h"
+#include "util/xact.h"
+#include "ipc/shared.h"
 #include "worker/worker.h"
 
 /* Entry point of "flusso probe"; arg is the database's OID. */

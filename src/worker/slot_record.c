@@ -18,7 +18,7 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 
-#include "common/xact.h"
+#include "util/xact.h"
 #include "worker/slot_record.h"
 
 /* Was a slot made for this database, and not dropped on purpose since? */

@@ -11,7 +11,7 @@
 #ifndef FLUSSO_WORKER_SLOT_RECORD_H
 #define FLUSSO_WORKER_SLOT_RECORD_H
 
-#include "common/shared.h"
+#include "ipc/shared.h"
 
 extern bool slot_record_exists(void);
 extern void slot_record_save(const char *slot_name);

@@ -9,7 +9,7 @@
  *	  shipped and last failed at, from shared memory.
  *
  * The time to catch up (eta_seconds) is estimated from the recent rate
- * (common/rate.c): for the stream, the WAL bytes left to read over the
+ * (util/rate.c): for the stream, the WAL bytes left to read over the
  * bytes the worker read and resolved per second since it was last caught
  * up (at most about a minute back), plus the documents it owes over the
  * documents it built per second last time, 0 while it is caught up; for a
@@ -51,7 +51,7 @@
 #include "flusso.h"
 #include "index/access.h"
 #include "index/definition.h"
-#include "common/shared.h"
+#include "ipc/shared.h"
 
 PG_FUNCTION_INFO_V1(flusso_status);
 

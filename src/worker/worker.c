@@ -52,13 +52,13 @@
 #include "utils/timestamp.h"
 
 #include "cdc/decode.h"
-#include "common/attempt.h"
-#include "common/pinned.h"
-#include "common/xact.h"
+#include "util/attempt.h"
+#include "util/pinned.h"
+#include "util/xact.h"
 #include "flusso.h"
 #include "snapshot/seed.h"
 #include "engine/engine.h"
-#include "common/shared.h"
+#include "ipc/shared.h"
 #include "worker/catalog_watch.h"
 #include "worker/catchup.h"
 #include "worker/slot_record.h"
@@ -172,7 +172,7 @@ database_wants_worker(WorkerState *ws, bool starting)
  * What flusso_status() shows of the stream.  caught_up: this turn read all
  * the WAL that was flushed when it began, and applied it.  The rate its
  * time to catch up is estimated from is measured since the worker was
- * last caught up (common/rate.c).
+ * last caught up (util/rate.c).
  */
 static void
 publish_progress(WorkerState *ws, bool caught_up)
@@ -547,7 +547,7 @@ flusso_worker_main(Datum arg)
 	/*
 	 * Every statement of the worker runs on someone else's behalf, and its
 	 * output plugin renders key values: no database or role default may
-	 * choose its search_path or how values read (common/pinned.c).
+	 * choose its search_path or how values read (util/pinned.c).
 	 */
 	pinned_settings_for_process();
 	/* acknowledged work must be on disk: commit locally before confirming */

@@ -39,7 +39,7 @@
 #include "utils/inval.h"
 #include "utils/snapmgr.h"
 
-#include "common/xact.h"
+#include "util/xact.h"
 
 /* the context xact_begin() was called in, current again after xact_commit() */
 static MemoryContext caller_context = NULL;

@@ -8,11 +8,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_COMMON_XACT_H
-#define FLUSSO_COMMON_XACT_H
+#ifndef FLUSSO_UTIL_XACT_H
+#define FLUSSO_UTIL_XACT_H
 
 extern bool xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait);
 extern void xact_commit(void);
 extern void xact_note_decoding(void);
 
-#endif							/* FLUSSO_COMMON_XACT_H */
+#endif							/* FLUSSO_UTIL_XACT_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * preview.c
+ * build_one.c
  *	  flusso_build(name, id): the document an index builds for one root key
  *	  now, or NULL when that key builds none (no row, filtered out,
  *	  soft-deleted).

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * catalog.h
+ * draft_catalog.h
  *	  What flusso_draft reads of the catalog: a table's columns, its primary
  *	  key, the foreign keys from and to it, and which tables are junctions.
  *
@@ -8,8 +8,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_DESIGN_CATALOG_H
-#define FLUSSO_DESIGN_CATALOG_H
+#ifndef FLUSSO_DESIGN_DRAFT_CATALOG_H
+#define FLUSSO_DESIGN_DRAFT_CATALOG_H
 
 #include "nodes/pg_list.h"
 
@@ -47,4 +47,4 @@ extern List *draft_foreign_keys(Oid relid, bool incoming);
 extern DraftForeignKey *draft_junction_far_key(const DraftForeignKey *near);
 extern char *draft_table_display(Oid relid);
 
-#endif							/* FLUSSO_DESIGN_CATALOG_H */
+#endif							/* FLUSSO_DESIGN_DRAFT_CATALOG_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * search.c
+ * search_vector.c
  *	  The tsvector kept beside each document in the table sink, over which
  *	  flusso_search() searches.
  *
@@ -19,7 +19,7 @@
 #include "nodes/pg_list.h"
 #include "utils/builtins.h"
 
-#include "document/search.h"
+#include "document/search_vector.h"
 
 /* Collect JSON paths ("$.reviews[*].body") of text and identifier fields. */
 static void

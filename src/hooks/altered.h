@@ -9,8 +9,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_WORKER_ALTERED_H
-#define FLUSSO_WORKER_ALTERED_H
+#ifndef FLUSSO_HOOKS_ALTERED_H
+#define FLUSSO_HOOKS_ALTERED_H
 
 #include "nodes/parsenodes.h"
 
@@ -23,4 +23,4 @@ extern void altered_request_seeds_where(const char *kind,
 										bool (*touches) (const StoredIndex *index, List *objects),
 										List *objects);
 
-#endif							/* FLUSSO_WORKER_ALTERED_H */
+#endif							/* FLUSSO_HOOKS_ALTERED_H */

@@ -7,8 +7,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_COMMON_TEXT_ARRAY_H
-#define FLUSSO_COMMON_TEXT_ARRAY_H
+#ifndef FLUSSO_UTIL_TEXT_ARRAY_H
+#define FLUSSO_UTIL_TEXT_ARRAY_H
 
 #include "nodes/pg_list.h"
 
@@ -16,4 +16,4 @@ extern Datum text_array_from_strings(char **values, int n);
 extern char **text_array_to_strings(Datum array, int n);
 extern bool string_list_member(List *strings, const char *s);
 
-#endif							/* FLUSSO_COMMON_TEXT_ARRAY_H */
+#endif							/* FLUSSO_UTIL_TEXT_ARRAY_H */

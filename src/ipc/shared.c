@@ -25,7 +25,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
-#include "common/shared.h"
+#include "ipc/shared.h"
 #include "flusso.h"
 
 FlussoShared *flusso_shared = NULL;

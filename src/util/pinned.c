@@ -34,7 +34,7 @@
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
-#include "common/pinned.h"
+#include "util/pinned.h"
 #include "flusso.h"
 
 static const char *const pinned[][2] = {

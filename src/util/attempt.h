@@ -9,8 +9,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_COMMON_ATTEMPT_H
-#define FLUSSO_COMMON_ATTEMPT_H
+#ifndef FLUSSO_UTIL_ATTEMPT_H
+#define FLUSSO_UTIL_ATTEMPT_H
 
 #include "utils/elog.h"
 
@@ -20,4 +20,4 @@ extern bool attempt_outside_transaction(void (*action) (void *arg), void *arg,
 										ErrorData **error);
 extern char *attempt_message_for_status(const ErrorData *error);
 
-#endif							/* FLUSSO_COMMON_ATTEMPT_H */
+#endif							/* FLUSSO_UTIL_ATTEMPT_H */

@@ -13,11 +13,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_COMMON_SHARED_H
-#define FLUSSO_COMMON_SHARED_H
+#ifndef FLUSSO_IPC_SHARED_H
+#define FLUSSO_IPC_SHARED_H
 
 #include "access/xlogdefs.h"
-#include "common/rate.h"
+#include "util/rate.h"
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
 #include "storage/latch.h"
@@ -135,4 +135,4 @@ extern void shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase 
 							 const char *message);
 extern const char *phase_name(IndexPhase phase);
 
-#endif							/* FLUSSO_COMMON_SHARED_H */
+#endif							/* FLUSSO_IPC_SHARED_H */

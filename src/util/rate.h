@@ -9,8 +9,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_COMMON_RATE_H
-#define FLUSSO_COMMON_RATE_H
+#ifndef FLUSSO_UTIL_RATE_H
+#define FLUSSO_UTIL_RATE_H
 
 #include "datatype/timestamp.h"
 
@@ -37,4 +37,4 @@ extern void rate_restart(RateWindow *window, TimestampTz now, uint64 value);
 extern void rate_note(RateWindow *window, TimestampTz now, uint64 value);
 extern double rate_per_second(const RateWindow *window, TimestampTz now, uint64 value);
 
-#endif							/* FLUSSO_COMMON_RATE_H */
+#endif							/* FLUSSO_UTIL_RATE_H */

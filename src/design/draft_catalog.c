@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * catalog.c
+ * draft_catalog.c
  *	  What flusso_draft reads of the catalog: a table's columns, its primary
  *	  key, the foreign keys from and to it, and which tables are junctions.
  *	  Nothing here reads a row of a user table, and nothing here decides
@@ -35,7 +35,7 @@
 #include "utils/syscache.h"
 
 #include "compat.h"
-#include "design/catalog.h"
+#include "design/draft_catalog.h"
 
 /* The live columns of relid, in attnum order. */
 List *

@@ -21,8 +21,8 @@
 #include "access/xact.h"
 #include "miscadmin.h"
 
-#include "common/requests.h"
-#include "common/shared.h"
+#include "ipc/requests.h"
+#include "ipc/shared.h"
 
 typedef enum PendingRequest
 {

@@ -22,7 +22,7 @@
  */
 #include "postgres.h"
 
-#include "common/rate.h"
+#include "util/rate.h"
 
 /* The window begins now, at value. */
 void

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * catalog.c
+ * ship_catalog.c
  *	  What the shipper reads of flusso's catalog at the start of a pass: the
  *	  indexes with an OpenSearch sink, and every generation, live or
  *	  retired, with what its steps send (the body that creates it, the
@@ -20,8 +20,8 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "common/shared.h"
-#include "common/xact.h"
+#include "ipc/shared.h"
+#include "util/xact.h"
 #include "index/definition.h"
 #include "opensearch/api.h"
 #include "schema/schema.h"

@@ -7,11 +7,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_COMMON_STRING_HASH_H
-#define FLUSSO_COMMON_STRING_HASH_H
+#ifndef FLUSSO_UTIL_STRING_HASH_H
+#define FLUSSO_UTIL_STRING_HASH_H
 
 #include "utils/hsearch.h"
 
 extern HTAB *string_hash_create(const char *name, Size entrysize, MemoryContext context);
 
-#endif							/* FLUSSO_COMMON_STRING_HASH_H */
+#endif							/* FLUSSO_UTIL_STRING_HASH_H */

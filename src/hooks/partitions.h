@@ -8,12 +8,12 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_WORKER_PARTITIONS_H
-#define FLUSSO_WORKER_PARTITIONS_H
+#ifndef FLUSSO_HOOKS_PARTITIONS_H
+#define FLUSSO_HOOKS_PARTITIONS_H
 
 #include "nodes/parsenodes.h"
 
 extern void partitions_note_statement(AlterTableStmt *stmt);
 extern void partitions_note_drop(Oid relid);
 
-#endif							/* FLUSSO_WORKER_PARTITIONS_H */
+#endif							/* FLUSSO_HOOKS_PARTITIONS_H */

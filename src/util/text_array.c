@@ -14,7 +14,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "common/text_array.h"
+#include "util/text_array.h"
 
 /* A text[] of the n strings of values. */
 Datum

@@ -19,7 +19,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "common/attempt.h"
+#include "util/attempt.h"
 
 /*
  * Run action(arg) in a subtransaction.  On error, roll the subtransaction

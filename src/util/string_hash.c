@@ -15,7 +15,7 @@
 
 #include "common/hashfn.h"
 
-#include "common/string_hash.h"
+#include "util/string_hash.h"
 
 static uint32
 string_pointer_hash(const void *key, Size keysize)

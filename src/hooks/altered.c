@@ -70,12 +70,12 @@
 
 #include "check/ready.h"
 #include "check/tables.h"
-#include "common/pinned.h"
-#include "common/requests.h"
-#include "common/text_array.h"
+#include "util/pinned.h"
+#include "ipc/requests.h"
+#include "util/text_array.h"
 #include "engine/engine.h"
 #include "index/definition.h"
-#include "worker/altered.h"
+#include "hooks/altered.h"
 
 /* What a statement of this transaction altered. */
 typedef struct AlteredObject

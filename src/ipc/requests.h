@@ -9,11 +9,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_COMMON_REQUESTS_H
-#define FLUSSO_COMMON_REQUESTS_H
+#ifndef FLUSSO_IPC_REQUESTS_H
+#define FLUSSO_IPC_REQUESTS_H
 
 extern void request_probe_at_commit(void);
 extern void request_worker_at_commit(bool wanted);
 extern void request_shipper_at_commit(void);
 
-#endif							/* FLUSSO_COMMON_REQUESTS_H */
+#endif							/* FLUSSO_IPC_REQUESTS_H */

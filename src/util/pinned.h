@@ -8,8 +8,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_COMMON_PINNED_H
-#define FLUSSO_COMMON_PINNED_H
+#ifndef FLUSSO_UTIL_PINNED_H
+#define FLUSSO_UTIL_PINNED_H
 
 /* Where a role switch returns to. */
 typedef struct RoleSwitch
@@ -28,4 +28,4 @@ extern void role_switch_end(RoleSwitch *saved);
 extern void catalog_become_owner(CatalogUser *saved);
 extern void catalog_restore_user(CatalogUser *saved);
 
-#endif							/* FLUSSO_COMMON_PINNED_H */
+#endif							/* FLUSSO_UTIL_PINNED_H */

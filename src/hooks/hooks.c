@@ -2,7 +2,7 @@
  *
  * hooks.c
  *	  The drop and utility hooks: DROP EXTENSION has the worker drop its
- *	  slot and stop (at commit, common/requests.c), a dropped or altered
+ *	  slot and stop (at commit, ipc/requests.c), a dropped or altered
  *	  documents table is followed by its index (index/follow.c), a
  *	  partition attached, detached or dropped has the indexes reading its
  *	  table seeded again (partitions.c), so does DDL that changes what
@@ -42,10 +42,10 @@
 
 #include "flusso.h"
 #include "index/follow.h"
-#include "worker/altered.h"
-#include "worker/partitions.h"
-#include "common/requests.h"
-#include "common/shared.h"
+#include "hooks/altered.h"
+#include "hooks/partitions.h"
+#include "ipc/requests.h"
+#include "ipc/shared.h"
 #include "worker/worker.h"
 
 /* how long DROP DATABASE waits for the worker to let go of its slot */

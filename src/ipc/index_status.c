@@ -25,7 +25,7 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "common/shared.h"
+#include "ipc/shared.h"
 
 /* the first statuses fit in fixed shared memory: about 180 */
 #define STATUS_AREA_FIXED_SIZE	(256 * 1024)

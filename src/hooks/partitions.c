@@ -41,8 +41,8 @@
 #include "check/tables.h"
 #include "engine/engine.h"
 #include "index/definition.h"
-#include "worker/altered.h"
-#include "worker/partitions.h"
+#include "hooks/altered.h"
+#include "hooks/partitions.h"
 
 /* partitioned tables whose partitions changed in this transaction */
 static List *changed_tables = NIL;
