@@ -392,12 +392,6 @@ http_pool_add(HttpPool *pool, HttpRequest *req)
 	pool->in_flight++;
 }
 
-int
-http_pool_in_flight(HttpPool *pool)
-{
-	return pool->in_flight;
-}
-
 /*
  * Wait up to timeout_ms for the latch, for libcurl's sockets or its timer,
  * and let libcurl move its requests on.  The latch is reset: the caller
@@ -567,13 +561,6 @@ http_run(HttpRequest *req)
 {
 	http_start(req);
 	http_finish(req);
-}
-
-/* Connection failures, timeouts, 429 and 5xx: trying again may help. */
-bool
-http_retryable(const HttpRequest *req)
-{
-	return req->status == 0 || req->status == 429 || req->status >= 500;
 }
 
 /*

@@ -81,7 +81,6 @@ extern void (*http_wait_callback) (void);
 /* many requests in flight (the shipper) */
 extern HttpPool *http_pool_create(void);
 extern void http_pool_add(HttpPool *pool, HttpRequest *req);
-extern int	http_pool_in_flight(HttpPool *pool);
 extern void http_pool_wait(HttpPool *pool, long timeout_ms);
 extern HttpRequest *http_pool_next_done(HttpPool *pool);
 extern void http_pool_abandon(HttpPool *pool);
@@ -91,6 +90,5 @@ extern void http_abandon_all(void);
 
 /* what went wrong with a request that did not succeed, in words */
 extern char *http_failure(const HttpRequest *req);
-extern bool http_retryable(const HttpRequest *req);
 
 #endif							/* FLUSSO_OPENSEARCH_HTTP_H */
