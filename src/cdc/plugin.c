@@ -41,8 +41,7 @@
  *
  * Catalog lookups happen lazily in the change callbacks, under the historic
  * snapshot: the startup callback may run outside a transaction.  What was
- * looked up is cached per relation and invalidated like pgoutput's cache,
- * with callbacks registered once per process.
+ * looked up is cached per relation (relation_entry.c).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -51,108 +50,44 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
-#include "access/sysattr.h"
-#include "catalog/namespace.h"
-#include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
-#include "catalog/pg_publication.h"
-#include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "libpq/pqformat.h"
 #include "replication/logical.h"
 #include "replication/output_plugin.h"
 #include "utils/builtins.h"
-#include "utils/hsearch.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
-#include "utils/varlena.h"
 
 #include "cdc/options.h"
+#include "cdc/relation_entry.h"
 #include "cdc/thin_change.h"
 #include "util/xact.h"
 #include "compat.h"
 
 typedef struct PluginData
 {
-	MemoryContext context;		/* the decoding context's: lives as long */
+	EmitRules	rules;			/* which relations are written, and how */
 	MemoryContext change_context;	/* reset after every change */
-	char	   *publication;
-	List	   *column_specs;
 	/* the last R or N record written: one per transaction and table */
 	TransactionId noted_xid;
 	Oid			noted_relid;
 	ThinChangeOp noted_op;
 } PluginData;
 
-/* What the plugin knows about one relation, until it is invalidated. */
-typedef struct RelationEntry
-{
-	Oid			relid;			/* hash key */
-	bool		valid;
-	bool		emitted;		/* published, or flusso.signal */
-	bool		wanted;			/* named by a "columns" option */
-	PublicationActions actions;
-	Oid			emit_relid;		/* the table its records name */
-	char	   *nspname;		/* and that table's name */
-	char	   *relname;
-	int			ncolumns;
-	char	  **names;
-	AttrNumber *attnums;		/* InvalidAttrNumber: the column is gone */
-	Oid		   *types;			/* type per column */
-	FmgrInfo   *output;			/* output function per column */
-	bool		identity_full;
-	Bitmapset  *identity;		/* attnums an old key tuple carries */
-	StringInfoData header_tail; /* relid, names: the same in every record */
-	MemoryContext context;		/* owns everything above */
-} RelationEntry;
-
-static HTAB *relation_cache = NULL;
-static RelationEntry *last_entry = NULL;	/* consecutive changes share it */
-static bool callbacks_registered = false;
-
 extern PGDLLEXPORT void _PG_output_plugin_init(OutputPluginCallbacks *cb);
-
-static void
-invalidate_relation(Datum arg, Oid relid)
-{
-	HASH_SEQ_STATUS status;
-	RelationEntry *entry;
-
-	if (relation_cache == NULL)
-		return;
-	if (OidIsValid(relid))
-	{
-		entry = hash_search(relation_cache, &relid, HASH_FIND, NULL);
-		if (entry)
-			entry->valid = false;
-		return;
-	}
-	hash_seq_init(&status, relation_cache);
-	while ((entry = hash_seq_search(&status)) != NULL)
-		entry->valid = false;
-}
-
-/* Publication membership changed somewhere: recompute every entry. */
-static void
-invalidate_all(Datum arg, int cacheid, uint32 hashvalue)
-{
-	invalidate_relation(arg, InvalidOid);
-}
 
 static void
 plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_init)
 {
 	PluginData *data = palloc0(sizeof(PluginData));
 	ListCell   *lc;
-	HASHCTL		hash;
 
-	data->context = ctx->context;
+	data->rules.context = ctx->context;
 	data->change_context = AllocSetContextCreate(ctx->context, "flusso change",
 												 ALLOCSET_DEFAULT_SIZES);
-	data->publication = pstrdup(CDC_DEFAULT_PUBLICATION);
+	data->rules.publication = pstrdup(CDC_DEFAULT_PUBLICATION);
 	opt->output_type = OUTPUT_PLUGIN_BINARY_OUTPUT;
 	opt->receive_rewrites = true;	/* to see a rewrite; its rows are not emitted */
 	ctx->output_plugin_private = data;
@@ -162,9 +97,9 @@ plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 		DefElem    *elem = lfirst(lc);
 
 		if (strcmp(elem->defname, "publication") == 0)
-			data->publication = defGetString(elem);
+			data->rules.publication = defGetString(elem);
 		else if (strcmp(elem->defname, "columns") == 0)
-			data->column_specs = lappend(data->column_specs,
+			data->rules.column_specs = lappend(data->rules.column_specs,
 										 cdc_parse_columns(defGetString(elem)));
 		else
 			ereport(ERROR,
@@ -173,230 +108,14 @@ plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 					 errhint("The options are publication and columns.")));
 	}
 
-	memset(&hash, 0, sizeof(hash));
-	hash.keysize = sizeof(Oid);
-	hash.entrysize = sizeof(RelationEntry);
-	hash.hcxt = ctx->context;
-	relation_cache = hash_create("flusso relations", 64, &hash,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	last_entry = NULL;
-
-	if (!callbacks_registered)
-	{
-		CacheRegisterRelcacheCallback(invalidate_relation, (Datum) 0);
-		CacheRegisterSyscacheCallback(PUBLICATIONOID, invalidate_all, (Datum) 0);
-		CacheRegisterSyscacheCallback(PUBLICATIONRELMAP, invalidate_all, (Datum) 0);
-		CacheRegisterSyscacheCallback(PUBLICATIONNAMESPACEMAP, invalidate_all, (Datum) 0);
-		callbacks_registered = true;
-	}
+	relation_entries_create(ctx->context);
 }
 
 static void
 plugin_shutdown(LogicalDecodingContext *ctx)
 {
-	/* the hash lives in ctx->context, which is about to go */
-	relation_cache = NULL;
-	last_entry = NULL;
-}
-
-/* Is rel in the publication, directly, by schema, or through an ancestor? */
-static bool
-in_publication(Publication *pub, Relation rel)
-{
-	List	   *relids = list_make1_oid(RelationGetRelid(rel));
-	ListCell   *lc;
-
-	if (!is_publishable_relation(rel))
-		return false;
-	if (pub->alltables)
-		return true;
-	if (rel->rd_rel->relispartition)
-		relids = list_concat(relids, get_partition_ancestors(RelationGetRelid(rel)));
-	foreach(lc, relids)
-	{
-		Oid			relid = lfirst_oid(lc);
-
-		if (list_member_oid(GetRelationPublications(relid), pub->oid) ||
-			list_member_oid(GetSchemaPublications(get_rel_namespace(relid)), pub->oid))
-			return true;
-	}
-	return false;
-}
-
-/* The columns emitted when none were asked for: the replica identity key. */
-static List *
-default_columns(Relation rel, const RelationEntry *entry)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	Bitmapset  *keys = entry->identity;
-	List	   *names = NIL;
-	int			i = -1;
-
-	if (bms_is_empty(keys))
-	{
-		Bitmapset  *pkey = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_PRIMARY_KEY);
-
-		while ((i = bms_next_member(pkey, i)) >= 0)
-			keys = bms_add_member(keys, i + FirstLowInvalidHeapAttributeNumber);
-	}
-	for (int a = 0; a < desc->natts; a++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(desc, a);
-
-		if (!attr->attisdropped && (bms_is_empty(keys) || bms_is_member(attr->attnum, keys)))
-			names = lappend(names, pstrdup(NameStr(attr->attname)));
-	}
-	return names;
-}
-
-static AttrNumber
-attnum_by_name(TupleDesc desc, const char *name)
-{
-	for (int a = 0; a < desc->natts; a++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(desc, a);
-
-		if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
-			return attr->attnum;
-	}
-	return InvalidAttrNumber;
-}
-
-/*
- * The "columns" option of entry's nearest partitioned ancestor that has
- * one, or NULL; entry then names that ancestor.  Its columns are looked
- * up by name in the partition, whose attribute numbers may differ.
- */
-static ColumnSpec *
-ancestor_columns(PluginData *data, RelationEntry *entry)
-{
-	ListCell   *lc;
-
-	foreach(lc, get_partition_ancestors(entry->relid))
-	{
-		Oid			ancestor = lfirst_oid(lc);
-		char	   *nspname = get_namespace_name(get_rel_namespace(ancestor));
-		char	   *relname = get_rel_name(ancestor);
-		ColumnSpec *spec;
-
-		if (nspname == NULL || relname == NULL)
-			continue;
-		spec = cdc_find_columns(data->column_specs, nspname, relname);
-		if (spec)
-		{
-			entry->emit_relid = ancestor;
-			entry->nspname = nspname;
-			entry->relname = relname;
-			return spec;
-		}
-	}
-	return NULL;
-}
-
-static void
-build_entry(PluginData *data, RelationEntry *entry, Relation rel)
-{
-	Oid			flusso_nsp = get_namespace_oid("flusso", true);
-	Publication *pub = GetPublicationByName(data->publication, true);
-	TupleDesc	desc = RelationGetDescr(rel);
-	MemoryContext old;
-	ColumnSpec *spec;
-	List	   *names;
-	Bitmapset  *identity;
-	int			i = -1;
-
-	/* under the decoding context, so that it goes when decoding ends */
-	if (entry->context)
-		MemoryContextReset(entry->context);
-	else
-		entry->context = AllocSetContextCreate(data->context, "flusso relation",
-											   ALLOCSET_SMALL_SIZES);
-	old = MemoryContextSwitchTo(entry->context);
-
-	entry->emit_relid = RelationGetRelid(rel);
-	entry->nspname = get_namespace_name(RelationGetNamespace(rel));
-	entry->relname = pstrdup(RelationGetRelationName(rel));
-	spec = cdc_find_columns(data->column_specs, entry->nspname, entry->relname);
-	if (spec == NULL && rel->rd_rel->relispartition)
-		spec = ancestor_columns(data, entry);
-	memset(&entry->actions, 0, sizeof(entry->actions));
-	entry->emitted = false;
-	if (OidIsValid(flusso_nsp) && RelationGetNamespace(rel) == flusso_nsp &&
-		strcmp(RelationGetRelationName(rel), "signal") == 0)
-	{
-		entry->emitted = true;
-		entry->actions.pubinsert = entry->actions.pubupdate = true;
-		entry->actions.pubdelete = entry->actions.pubtruncate = true;
-	}
-	else if (pub && in_publication(pub, rel))
-	{
-		entry->emitted = true;
-		entry->actions = pub->pubactions;
-	}
-
-	entry->identity_full = rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL;
-	entry->identity = NULL;
-	identity = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_IDENTITY_KEY);
-	while ((i = bms_next_member(identity, i)) >= 0)
-		entry->identity = bms_add_member(entry->identity, i + FirstLowInvalidHeapAttributeNumber);
-
-	entry->wanted = spec != NULL;
-	names = spec ? spec->columns : default_columns(rel, entry);
-	entry->ncolumns = list_length(names);
-	entry->names = palloc(sizeof(char *) * Max(entry->ncolumns, 1));
-	entry->attnums = palloc(sizeof(AttrNumber) * Max(entry->ncolumns, 1));
-	entry->output = palloc0(sizeof(FmgrInfo) * Max(entry->ncolumns, 1));
-	entry->types = palloc0(sizeof(Oid) * Max(entry->ncolumns, 1));
-	for (int c = 0; c < entry->ncolumns; c++)
-	{
-		entry->names[c] = pstrdup(list_nth(names, c));
-		entry->attnums[c] = attnum_by_name(desc, entry->names[c]);
-		if (entry->attnums[c] != InvalidAttrNumber)
-		{
-			Oid			typoutput;
-			bool		varlena;
-
-			entry->types[c] = TupleDescAttr(desc, entry->attnums[c] - 1)->atttypid;
-			getTypeOutputInfo(entry->types[c], &typoutput, &varlena);
-			fmgr_info_cxt(typoutput, &entry->output[c], entry->context);
-		}
-	}
-	{
-		ThinChange	shape;
-
-		memset(&shape, 0, sizeof(shape));
-		shape.relid = entry->emit_relid;
-		shape.nspname = entry->nspname;
-		shape.relname = entry->relname;
-		shape.ncolumns = entry->ncolumns;
-		shape.columns = entry->names;
-		initStringInfo(&entry->header_tail);
-		thin_change_write_relation(&entry->header_tail, &shape);
-	}
-	MemoryContextSwitchTo(old);
-	entry->valid = true;
-}
-
-static RelationEntry *
-relation_entry(PluginData *data, Relation rel)
-{
-	Oid			relid = RelationGetRelid(rel);
-	bool		found;
-	RelationEntry *entry;
-
-	/* dynahash entries never move, and invalidation only clears valid */
-	if (last_entry && last_entry->relid == relid && last_entry->valid)
-		return last_entry;
-	entry = hash_search(relation_cache, &relid, HASH_ENTER, &found);
-	if (!found)
-	{
-		entry->valid = false;
-		entry->context = NULL;
-	}
-	if (!entry->valid)
-		build_entry(data, entry, rel);
-	last_entry = entry;
-	return entry;
+	/* the entries live in ctx->context, which is about to go */
+	relation_entries_forget();
 }
 
 /*
@@ -540,7 +259,7 @@ rewritten_row(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, Oid original)
 	rel = RelationIdGetRelation(original);
 	if (!RelationIsValid(rel))
 		return;
-	entry = relation_entry(data, rel);
+	entry = relation_entry(&data->rules, rel);
 	if (entry->emitted)
 		note_table(ctx, txn, entry, THIN_REWRITE);
 	else if (entry->wanted)
@@ -570,7 +289,7 @@ plugin_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 		rewritten_row(ctx, txn, relation->rd_rel->relrewrite);
 		return;
 	}
-	entry = relation_entry(data, relation);
+	entry = relation_entry(&data->rules, relation);
 
 	switch (change->action)
 	{
@@ -653,7 +372,7 @@ plugin_truncate(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 		truncated = lappend_oid(truncated, RelationGetRelid(relations[i]));
 	for (int i = 0; i < nrelations; i++)
 	{
-		RelationEntry *entry = relation_entry(data, relations[i]);
+		RelationEntry *entry = relation_entry(&data->rules, relations[i]);
 
 		if (!entry->emitted || !entry->actions.pubtruncate)
 		{
