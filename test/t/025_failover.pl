@@ -119,6 +119,27 @@ for my $index ('books', 'authors')
 		'', "every $index document equals a fresh build after the promotion");
 }
 
+if ($failover_slots)
+{
+	# the new primary has no standby: check says so, and says which setting
+	# would hold every change back
+	is( $standby->safe_psql('library',
+			q{SELECT severity || ': ' || message FROM flusso_check() WHERE path = 'slot'}),
+		qq{info: no standby is named in synchronized_standby_slots, so none is known to sync replication slot "$slot"},
+		'check: no standby is named to sync the slot');
+	$standby->append_conf('postgresql.conf', "synchronized_standby_slots = 'gone'\n");
+	$standby->reload;
+	# (polled: a new session sees the reloaded setting once the postmaster has)
+	ok( $standby->poll_query_until(
+			'library',
+			q{SELECT string_agg(severity || ': ' || message, '; ') FROM flusso_check()
+			  WHERE path = 'synchronized_standby_slots'},
+			'error: synchronized_standby_slots names replication slot "gone", which does not exist, so the worker applies no change'),
+		'check: a standby slot that does not exist holds every change back');
+	$standby->append_conf('postgresql.conf', "synchronized_standby_slots = ''\n");
+	$standby->reload;
+}
+
 # the standby's log begins with recovery: its worker started at the promotion
 my $log = slurp_file($standby->logfile);
 my $seeds = () = $log =~ /flusso: seeding index/g;
