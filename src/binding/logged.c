@@ -28,7 +28,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "check/logged.h"
+#include "binding/logged.h"
 
 static char *
 qualified_name(Oid relid)
@@ -93,7 +93,7 @@ check_inherited(DiagnosticSink *sink, const TableUse *table)
  * escape the index (a warning) to sink.
  */
 void
-check_logged(DiagnosticSink *sink, const TableUse *table)
+bind_logged(DiagnosticSink *sink, const TableUse *table)
 {
 	check_unlogged(sink, table);
 	check_inherited(sink, table);
