@@ -11,6 +11,10 @@
 #   - snapshot/ speaks to the engine through engine/engine.h only: never
 #     its structs (engine/engine_index.h), document/, cdc/ or sink/;
 #   - sink/ knows documents, not change records (cdc/);
+#   - check/ (flusso_check, flusso_provision and their wording) is
+#     included by no other folder: engine/, design/, hooks/ and the
+#     binding itself reach a definition bound to the live catalog through
+#     binding/, which check/ may include;
 #   - no bare memory context switch outside the helpers that begin or end
 #     transactions (util/xact.c, util/attempt.c): elsewhere a
 #     MemoryContextSwitchTo() keeps the context it replaces (old = ...),
@@ -51,6 +55,7 @@ while read -r from to file inc; do
 		cdc:document|document:cdc) fail "$file includes $inc: cdc/ and document/ never meet" ;;
 		snapshot:document|snapshot:cdc|snapshot:sink) fail "$file includes $inc: the seed speaks to the engine" ;;
 		sink:cdc) fail "$file includes $inc: sinks know documents, not change records" ;;
+		*:check) fail "$file includes $inc: only check/ sees check/; what a definition binds to is binding/'s" ;;
 	esac
 	[ "$inc" = engine/engine_index.h ] && [ "$from" != engine ] && fail "$file includes $inc: the engine's structs are its own"
 done <<< "$edges"

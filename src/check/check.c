@@ -5,12 +5,12 @@
  *	  catalog, plus the environment flusso runs in.
  *
  * Create validates a definition's format only; what it names is judged
- * here, each time check runs: names and types (tables.c), whether change
- * records carry the keys flusso needs (identity.c), whether the
- * publication streams every table read, whether the WAL carries its
- * changes at all (logged.c), whether an index serves each
- * column rows are found by (lookups.c), and whether the OpenSearch sink
- * can ship (opensearch.c).  Nothing is changed but an index created in
+ * here, each time check runs: names and types (the binding's walk,
+ * binding/tables.c), whether change records carry the keys flusso needs
+ * (identity.c), whether the publication streams every table read,
+ * whether the WAL carries its changes at all (binding/logged.c), whether
+ * an index serves each column rows are found by (lookups.c), and whether
+ * the OpenSearch sink can ship (opensearch.c).  Nothing is changed but an index created in
  * OpenSearch to try the mapping, and deleted again.
  *
  * Copyright (c) 2026, flusso developers
@@ -31,13 +31,13 @@
 
 #include "check/environment.h"
 #include "check/identity.h"
-#include "check/logged.h"
+#include "binding/logged.h"
 #include "check/lookups.h"
 #include "check/opensearch.h"
-#include "check/privileges.h"
-#include "check/publication.h"
-#include "check/ready.h"
-#include "check/tables.h"
+#include "binding/privileges.h"
+#include "binding/publication.h"
+#include "binding/ready.h"
+#include "binding/tables.h"
 #include "util/attempt.h"
 #include "compat.h"
 #include "document/build.h"
@@ -228,7 +228,7 @@ prepare_build(void *arg)
 	IndexResolver *resolver = doc_compile_resolver(index->schema);
 
 	/* what the worker runs, as it runs it */
-	check_index_statements(index, query, resolver,
+	bind_index_statements(index, query, resolver,
 						   sink_write_sql(sink_for_index(index->name, index->owner, index->schema),
 										  SINK_CURRENT, query->sql,
 										  query->nparams + query->nkeys + 1));
@@ -279,7 +279,7 @@ flusso_check(PG_FUNCTION_ARGS)
 		List	   *tables;
 
 		sink.index = index->name;
-		tables = check_index_tables(index->schema, &sink);
+		tables = bind_index_tables(index->schema, &sink);
 		for (int i = before; i < list_length(sink.items); i++)
 			name_errors |= ((Diagnostic *) list_nth(sink.items, i))->severity == SEVERITY_ERROR;
 		if (!name_errors)
@@ -292,7 +292,7 @@ flusso_check(PG_FUNCTION_ARGS)
 			if (pub.exists)
 				check_published(&sink, table, &pub);
 			check_partitioning(&sink, table, &pub);
-			check_logged(&sink, table);
+			bind_logged(&sink, table);
 			check_lookups(&sink, table);
 		}
 		name_errors |= check_owner(&sink, index, tables);

@@ -12,8 +12,8 @@
 #ifndef FLUSSO_CHECK_ENVIRONMENT_H
 #define FLUSSO_CHECK_ENVIRONMENT_H
 
-#include "check/diagnostic.h"
-#include "check/publication.h"
+#include "binding/diagnostic.h"
+#include "binding/publication.h"
 
 /* A server setting that must change, and how. */
 typedef struct SettingFix

@@ -43,33 +43,6 @@
 #include "util/attempt.h"
 #include "document/resolve.h"
 
-/*
- * The table's rows are found by column: by builds when changed is NULL,
- * else when a change to that table is resolved.  Builds say more, so they
- * replace a change's reason; otherwise the first reason stays.
- */
-void
-table_use_add_lookup(TableUse *table, const char *column, const char *changed)
-{
-	TableLookup *lookup;
-	ListCell   *lc;
-
-	foreach(lc, table->lookups)
-	{
-		lookup = lfirst(lc);
-		if (strcmp(lookup->column, column) == 0)
-		{
-			if (changed == NULL)
-				lookup->changed = NULL;
-			return;
-		}
-	}
-	lookup = palloc0(sizeof(TableLookup));
-	lookup->column = pstrdup(column);
-	lookup->changed = changed ? pstrdup(changed) : NULL;
-	table->lookups = lappend(table->lookups, lookup);
-}
-
 typedef struct CompiledResolver
 {
 	const IndexSchema *schema;

@@ -11,8 +11,8 @@
 #ifndef FLUSSO_CHECK_LOOKUPS_H
 #define FLUSSO_CHECK_LOOKUPS_H
 
-#include "check/diagnostic.h"
-#include "check/tables.h"
+#include "binding/diagnostic.h"
+#include "binding/tables.h"
 
 /* A lookup no index serves, on a table or one of its partitions. */
 typedef struct MissingIndex
@@ -22,7 +22,6 @@ typedef struct MissingIndex
 	char	   *message;		/* what it costs, for flusso_check() */
 } MissingIndex;
 
-extern void table_use_add_lookup(TableUse *table, const char *column, const char *changed);
 extern void lookups_add_resolved(List **tables, const IndexSchema *schema);
 extern List *lookups_missing(const TableUse *table);
 extern void check_lookups(DiagnosticSink *sink, const TableUse *table);

@@ -10,7 +10,7 @@
 #ifndef FLUSSO_CHECK_OPENSEARCH_H
 #define FLUSSO_CHECK_OPENSEARCH_H
 
-#include "check/diagnostic.h"
+#include "binding/diagnostic.h"
 #include "index/definition.h"
 
 extern void check_opensearch(DiagnosticSink *dsink, const StoredIndex *index);

@@ -40,8 +40,8 @@
 #include "check/environment.h"
 #include "check/identity.h"
 #include "check/lookups.h"
-#include "check/publication.h"
-#include "check/tables.h"
+#include "binding/publication.h"
+#include "binding/tables.h"
 #include "compat.h"
 #include "flusso.h"
 #include "index/access.h"
@@ -140,7 +140,7 @@ tables_needed(List *indexes)
 		ListCell   *tc;
 		ListCell   *lc2;
 
-		foreach(tc, check_index_tables(index->schema, &ignored))
+		foreach(tc, bind_index_tables(index->schema, &ignored))
 		{
 			TableUse   *found = lfirst(tc);
 

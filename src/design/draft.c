@@ -6,7 +6,7 @@
  *	  what was guessed.  What it reads of the catalog is draft_catalog.c's.
  *
  * Every column becomes a field named as the column, of the first field
- * type that reads the column's type (check/types.c, the table flusso_check
+ * type that reads the column's type (binding/types.c, the table flusso_check
  * judges by), except that text columns that are keys or character(n) are
  * drafted as keyword, other text as text, and columns of an enum type as
  * enum with the type's labels, in order, as variants; required comes from
@@ -40,7 +40,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "check/types.h"
+#include "binding/types.h"
 #include "design/draft.h"
 #include "design/draft_catalog.h"
 #include "design/yaml_writer.h"

@@ -24,7 +24,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "check/ready.h"
+#include "binding/ready.h"
 #include "document/build.h"
 #include "document/by_id.h"
 #include "index/access.h"
@@ -44,7 +44,7 @@ flusso_preview(PG_FUNCTION_ARGS)
 	flusso_require_admin();
 	parsed = index_parse_definition(definition);
 	index_check_raw_filters(parsed->schema);
-	check_definition_ready(parsed->schema, GetUserId());
+	bind_definition_ready(parsed->schema, GetUserId());
 	doc = doc_build_one(doc_build_query(parsed->schema), GetUserId(), id, NULL);
 	if (doc == NULL)
 		PG_RETURN_NULL();

@@ -30,7 +30,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "check/tables.h"
+#include "binding/tables.h"
 #include "util/string_hash.h"
 #include "document/docid.h"
 #include "document/session.h"

@@ -33,8 +33,8 @@
 #include "utils/snapmgr.h"
 
 #include "cdc/options.h"
-#include "check/ready.h"
-#include "check/tables.h"
+#include "binding/ready.h"
+#include "binding/tables.h"
 #include "util/attempt.h"
 #include "document/build.h"
 #include "document/docid.h"
@@ -128,7 +128,7 @@ compile_index(void *arg)
 	EngineIndex *ei = arg;
 	int			ids;
 
-	ei->reads = check_index_ready(ei->index);
+	ei->reads = bind_index_ready(ei->index);
 	ei->query = doc_build_query(ei->index->schema);
 	ei->resolver = doc_compile_resolver(ei->index->schema);
 	ids = ei->query->nparams + ei->query->nkeys + 1;	/* the document ids */
@@ -403,7 +403,7 @@ probe_index(void *arg)
 	EngineIndex *ei = arg;
 
 	compile_index(ei);
-	check_index_statements(ei->index, ei->query, ei->resolver, ei->apply_sql[SINK_CURRENT]);
+	bind_index_statements(ei->index, ei->query, ei->resolver, ei->apply_sql[SINK_CURRENT]);
 }
 
 /* Does an index ship to OpenSearch (so the database needs a shipper)? */

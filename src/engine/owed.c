@@ -26,7 +26,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "check/ready.h"
+#include "binding/ready.h"
 #include "document/docid.h"
 #include "document/session.h"
 #include "engine/engine_index.h"
@@ -87,7 +87,7 @@ engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 void
 engine_session_begin(EngineIndex *ei, BuildSession *session)
 {
-	check_index_readable(ei->reads, ei->index->owner);
+	bind_index_readable(ei->reads, ei->index->owner);
 	doc_session_begin(session, ei->index->owner);
 	SPI_connect();
 }

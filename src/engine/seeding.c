@@ -20,8 +20,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "check/publication.h"
-#include "check/tables.h"
+#include "binding/publication.h"
+#include "binding/tables.h"
 #include "document/keyset.h"
 #include "engine/engine_index.h"
 

@@ -18,7 +18,7 @@
  *	  - a table or partition made unlogged (SET UNLOGGED, CREATE UNLOGGED
  *		TABLE ... PARTITION OF, ATTACH PARTITION of an unlogged table): its
  *		changes leave the WAL, which check reports as an error
- *		(check/logged.c);
+ *		(binding/logged.c);
  *	  - an enum label renamed (ALTER TYPE ... RENAME VALUE), or an
  *		attribute of a composite type (RENAME ATTRIBUTE): every column whose
  *		type holds it reads differently;
@@ -68,8 +68,8 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
-#include "check/ready.h"
-#include "check/tables.h"
+#include "binding/ready.h"
+#include "binding/tables.h"
 #include "util/pinned.h"
 #include "ipc/requests.h"
 #include "util/text_array.h"
@@ -158,7 +158,7 @@ static bool
 index_touched(const StoredIndex *index, List *objects)
 {
 	DiagnosticSink sink = {NIL, index->name};
-	List	   *tables = check_index_reads(index, &sink);
+	List	   *tables = bind_index_reads(index, &sink);
 	bool		broken = false;
 	ListCell   *lc;
 

@@ -37,8 +37,8 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-#include "check/ready.h"
-#include "check/tables.h"
+#include "binding/ready.h"
+#include "binding/tables.h"
 #include "engine/engine.h"
 #include "index/definition.h"
 #include "hooks/altered.h"
@@ -55,7 +55,7 @@ index_reads_any(const StoredIndex *index, List *relids)
 	DiagnosticSink ignored = {NIL, index->name};
 	ListCell   *lc;
 
-	foreach(lc, check_index_reads(index, &ignored))
+	foreach(lc, bind_index_reads(index, &ignored))
 	{
 		if (list_member_oid(relids, ((TableUse *) lfirst(lc))->relid))
 			return true;

@@ -7,11 +7,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_CHECK_KEYS_H
-#define FLUSSO_CHECK_KEYS_H
+#ifndef FLUSSO_BINDING_KEYS_H
+#define FLUSSO_BINDING_KEYS_H
 
 #include "nodes/pg_list.h"
 
 extern char *key_uniqueness_problem(Oid relid, const char *display, List *columns);
 
-#endif							/* FLUSSO_CHECK_KEYS_H */
+#endif							/* FLUSSO_BINDING_KEYS_H */

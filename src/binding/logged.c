@@ -10,10 +10,10 @@
  *	  children are neither published with it nor followed: their rows are
  *	  not in the index, which check says.
  *
- * Partitions that are foreign tables are check.c's (a warning: a foreign
- * table may hold rows that never change).  The worker judges an index by
- * the same errors (ready.c) before it builds it; the DDL hooks have it
- * look again when a table or partition becomes unlogged
+ * Partitions that are foreign tables are check/check.c's (a warning: a
+ * foreign table may hold rows that never change).  The worker judges an
+ * index by the same errors (ready.c) before it builds it; the DDL hooks
+ * have it look again when a table or partition becomes unlogged
  * (hooks/altered.c).
  *
  * Copyright (c) 2026, flusso developers
@@ -28,7 +28,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "check/logged.h"
+#include "binding/logged.h"
 
 static char *
 qualified_name(Oid relid)
@@ -93,7 +93,7 @@ check_inherited(DiagnosticSink *sink, const TableUse *table)
  * escape the index (a warning) to sink.
  */
 void
-check_logged(DiagnosticSink *sink, const TableUse *table)
+bind_logged(DiagnosticSink *sink, const TableUse *table)
 {
 	check_unlogged(sink, table);
 	check_inherited(sink, table);

@@ -22,11 +22,11 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 
-#include "check/diagnostic.h"
-#include "check/logged.h"
-#include "check/privileges.h"
-#include "check/ready.h"
-#include "check/tables.h"
+#include "binding/diagnostic.h"
+#include "binding/logged.h"
+#include "binding/privileges.h"
+#include "binding/ready.h"
+#include "binding/tables.h"
 #include "document/session.h"
 
 /* Raise the first error of sink, worded as flusso_check() words it. */
@@ -55,7 +55,7 @@ walk_as(const IndexSchema *schema, Oid role, DiagnosticSink *sink)
 	List	   *tables;
 
 	doc_session_begin(&session, role);
-	tables = check_index_tables(schema, sink);
+	tables = bind_index_tables(schema, sink);
 	doc_session_end(&session);
 	return tables;
 }
@@ -65,7 +65,7 @@ walk_as(const IndexSchema *schema, Oid role, DiagnosticSink *sink)
  * words it, when the index cannot be built.
  */
 List *
-check_index_ready(const StoredIndex *index)
+bind_index_ready(const StoredIndex *index)
 {
 	DiagnosticSink sink = {NIL, index->name};
 	List	   *tables;
@@ -79,9 +79,9 @@ check_index_ready(const StoredIndex *index)
 				 errhint("Replace the index as another role with flusso_create_index(..., replace => true), or drop it.")));
 	tables = walk_as(index->schema, index->owner, &sink);
 	foreach(lc, tables)
-		check_logged(&sink, lfirst(lc));
+		bind_logged(&sink, lfirst(lc));
 	raise_first_error(&sink);
-	check_index_readable(tables, index->owner);
+	bind_index_readable(tables, index->owner);
 	return tables;
 }
 
@@ -92,7 +92,7 @@ check_index_ready(const StoredIndex *index)
  * must not run a type's input function with that role's rights.
  */
 List *
-check_index_reads(const StoredIndex *index, DiagnosticSink *sink)
+bind_index_reads(const StoredIndex *index, DiagnosticSink *sink)
 {
 	if (owner_problem(index->owner) != NULL)
 		return NIL;
@@ -106,7 +106,7 @@ check_index_reads(const StoredIndex *index, DiagnosticSink *sink)
  * check out against the catalog.
  */
 void
-check_definition_ready(const IndexSchema *schema, Oid role)
+bind_definition_ready(const IndexSchema *schema, Oid role)
 {
 	DiagnosticSink sink = {NIL, NULL};
 	List	   *tables = walk_as(schema, role, &sink);
@@ -127,7 +127,7 @@ check_definition_ready(const IndexSchema *schema, Oid role)
  * resolution step.  An error when one does not prepare.
  */
 void
-check_index_statements(const StoredIndex *index, const DocumentQuery *q,
+bind_index_statements(const StoredIndex *index, const DocumentQuery *q,
 					   const IndexResolver *resolver, const char *write_sql)
 {
 	Oid		   *types = palloc(sizeof(Oid) * (q->nparams + q->nkeys + 1));
@@ -157,7 +157,7 @@ check_index_statements(const StoredIndex *index, const DocumentQuery *q,
 
 /* Raise an error when owner may not read every column of tables it reads. */
 void
-check_index_readable(List *tables, Oid owner)
+bind_index_readable(List *tables, Oid owner)
 {
 	char	   *problem = privilege_problem(tables, owner);
 

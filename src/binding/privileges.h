@@ -7,13 +7,13 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_CHECK_PRIVILEGES_H
-#define FLUSSO_CHECK_PRIVILEGES_H
+#ifndef FLUSSO_BINDING_PRIVILEGES_H
+#define FLUSSO_BINDING_PRIVILEGES_H
 
-#include "check/tables.h"
+#include "binding/tables.h"
 
 extern char *owner_problem(Oid owner);
 extern char *table_privilege_problem(const TableUse *table, Oid owner);
 extern char *privilege_problem(List *tables, Oid owner);
 
-#endif							/* FLUSSO_CHECK_PRIVILEGES_H */
+#endif							/* FLUSSO_BINDING_PRIVILEGES_H */

@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * diagnostic.h
- *	  One finding of flusso_check(): where, how serious, what and what to do.
+ *	  One finding about a definition bound to the catalog, as flusso_check()
+ *	  reports it: where, how serious, what and what to do.
  *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_CHECK_DIAGNOSTIC_H
-#define FLUSSO_CHECK_DIAGNOSTIC_H
+#ifndef FLUSSO_BINDING_DIAGNOSTIC_H
+#define FLUSSO_BINDING_DIAGNOSTIC_H
 
 #include "nodes/pg_list.h"
 
@@ -39,4 +40,4 @@ extern void diag_add(DiagnosticSink *sink, Severity severity, const char *path,
 					 const char *hint, const char *fmt,...) pg_attribute_printf(5, 6);
 extern const char *severity_name(Severity severity);
 
-#endif							/* FLUSSO_CHECK_DIAGNOSTIC_H */
+#endif							/* FLUSSO_BINDING_DIAGNOSTIC_H */

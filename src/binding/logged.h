@@ -7,12 +7,12 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_CHECK_LOGGED_H
-#define FLUSSO_CHECK_LOGGED_H
+#ifndef FLUSSO_BINDING_LOGGED_H
+#define FLUSSO_BINDING_LOGGED_H
 
-#include "check/diagnostic.h"
-#include "check/tables.h"
+#include "binding/diagnostic.h"
+#include "binding/tables.h"
 
-extern void check_logged(DiagnosticSink *sink, const TableUse *table);
+extern void bind_logged(DiagnosticSink *sink, const TableUse *table);
 
-#endif							/* FLUSSO_CHECK_LOGGED_H */
+#endif							/* FLUSSO_BINDING_LOGGED_H */

@@ -24,7 +24,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "check/privileges.h"
+#include "binding/privileges.h"
 #include "compat.h"
 
 /* NULL when the owner role exists; its absence, in words, otherwise. */

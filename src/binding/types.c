@@ -17,7 +17,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "check/types.h"
+#include "binding/types.h"
 
 /* The element type of an array column (its base type first), or the type. */
 Oid

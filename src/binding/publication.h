@@ -8,8 +8,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_CHECK_PUBLICATION_H
-#define FLUSSO_CHECK_PUBLICATION_H
+#ifndef FLUSSO_BINDING_PUBLICATION_H
+#define FLUSSO_BINDING_PUBLICATION_H
 
 #include "nodes/pg_list.h"
 
@@ -47,4 +47,4 @@ extern List *publication_unpublished_columns(const PublishedTable *published,
 											 List *columns);
 extern char *publication_table_sql(Oid relid, const char *qualified);
 
-#endif							/* FLUSSO_CHECK_PUBLICATION_H */
+#endif							/* FLUSSO_BINDING_PUBLICATION_H */

@@ -8,10 +8,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_CHECK_TABLES_H
-#define FLUSSO_CHECK_TABLES_H
+#ifndef FLUSSO_BINDING_TABLES_H
+#define FLUSSO_BINDING_TABLES_H
 
-#include "check/diagnostic.h"
+#include "binding/diagnostic.h"
 #include "schema/schema.h"
 
 /*
@@ -38,8 +38,12 @@ typedef struct TableUse
 	List	   *lookups;		/* TableLookup: columns its rows are found by */
 } TableUse;
 
-extern List *check_index_tables(const IndexSchema *schema, DiagnosticSink *sink);
-extern TableUse *table_use_merge(List **tables, Oid relid, const char *path);
+/* tables.c */
+extern List *bind_index_tables(const IndexSchema *schema, DiagnosticSink *sink);
 extern void table_use_add_names(List **list, List *more);
 
-#endif							/* FLUSSO_CHECK_TABLES_H */
+/* table_use.c */
+extern TableUse *table_use_merge(List **tables, Oid relid, const char *path);
+extern void table_use_add_lookup(TableUse *table, const char *column, const char *changed);
+
+#endif							/* FLUSSO_BINDING_TABLES_H */

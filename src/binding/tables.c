@@ -6,8 +6,9 @@
  *	  column's real type, and filter values must be valid for their column;
  *	  none may be flusso's own (schemas flusso and flusso_docs).
  *	  Collects, per table, the columns whose values change records must
- *	  carry, and the columns builds find its rows by; identity.c, check.c
- *	  and lookups.c judge those.
+ *	  carry, and the columns builds find its rows by (table_use.c);
+ *	  check/ judges those (identity.c, check.c, lookups.c), and ready.c
+ *	  holds the worker to the errors the walk finds.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -28,10 +29,9 @@
 #include "utils/syscache.h"
 
 #include "util/attempt.h"
-#include "check/keys.h"
-#include "check/lookups.h"
-#include "check/tables.h"
-#include "check/types.h"
+#include "binding/keys.h"
+#include "binding/tables.h"
+#include "binding/types.h"
 #include "compat.h"
 #include "document/lookup.h"
 #include "flusso.h"
@@ -74,28 +74,6 @@ table_use_add_names(List **list, List *more)
 
 	foreach(lc, more)
 		add_unique(list, lfirst(lc));
-}
-
-TableUse *
-table_use_merge(List **tables, Oid relid, const char *path)
-{
-	TableUse   *use;
-	ListCell   *lc;
-
-	foreach(lc, *tables)
-	{
-		use = lfirst(lc);
-		if (use->relid == relid)
-			return use;
-	}
-	use = palloc0(sizeof(TableUse));
-	use->relid = relid;
-	use->nspname = get_namespace_name(get_rel_namespace(relid));
-	use->relname = get_rel_name(relid);
-	use->display = psprintf("%s.%s", use->nspname, use->relname);
-	use->path = pstrdup(path);
-	*tables = lappend(*tables, use);
-	return use;
 }
 
 /* Find a table; on failure report why and return NULL. */
@@ -590,7 +568,7 @@ check_root_key(WalkContext *cx, TableUse *root, const IndexSchema *schema)
  * findings to sink; return the tables it reads (TableUse), root first.
  */
 List *
-check_index_tables(const IndexSchema *schema, DiagnosticSink *sink)
+bind_index_tables(const IndexSchema *schema, DiagnosticSink *sink)
 {
 	WalkContext cx = {sink, NIL};
 	TableUse   *root = resolve_table(&cx, schema->namespace, schema->table, "table");

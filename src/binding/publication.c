@@ -22,7 +22,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "check/publication.h"
+#include "binding/publication.h"
 
 static void
 load_actions(PublicationState *state, HeapTuple tuple, TupleDesc desc)

@@ -7,8 +7,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_CHECK_TYPES_H
-#define FLUSSO_CHECK_TYPES_H
+#ifndef FLUSSO_BINDING_TYPES_H
+#define FLUSSO_BINDING_TYPES_H
 
 #include "schema/schema.h"
 
@@ -20,4 +20,4 @@ extern bool type_is_json(Oid column_type);
 extern Oid	type_element(Oid column_type);
 extern char *type_readers(Oid column_type);
 
-#endif							/* FLUSSO_CHECK_TYPES_H */
+#endif							/* FLUSSO_BINDING_TYPES_H */

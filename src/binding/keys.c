@@ -26,7 +26,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "check/keys.h"
+#include "binding/keys.h"
 #include "util/text_array.h"
 
 /* Is index indexoid unique, valid, plain, and over some of columns only? */

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * diagnostic.c
- *	  Collecting flusso_check() findings.
+ *	  Collecting findings (the binding's walk, flusso_check()).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -11,7 +11,7 @@
 
 #include "schema/value.h"
 
-#include "check/diagnostic.h"
+#include "binding/diagnostic.h"
 
 void
 diag_add(DiagnosticSink *sink, Severity severity, const char *path,
