@@ -26,7 +26,7 @@ bash "$FLUSSO_ROOT/test/opensearch/node.sh" build || exit 1
 
 # with no names given, every regression test that has an expected output
 if [ $# -eq 0 ]; then
-	for f in "$FLUSSO_ROOT"/expected/*.out; do
+	for f in "$FLUSSO_ROOT"/test/expected/*.out; do
 		set -- "$@" "$(basename "$f" .out)"
 	done
 fi
@@ -46,7 +46,7 @@ suite() {
 	shift
 	work=$(mktemp -d --tmpdir --suffix=.flusso-test-$major)
 	work_dirs+=("$work")
-	cp -r --preserve=timestamps "$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$work/"
+	cp -r --preserve=timestamps "$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/test" "$work/"
 	bash "$FLUSSO_ROOT/test/cluster_conf.sh" "$PG_BINDIR" >"$work/test/cluster.conf"
 	[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$work"
 	echo "check.sh: PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2), working in $work"
@@ -54,7 +54,7 @@ suite() {
 	echo "== pg_regress ($major)"
 	if ! as_cluster_user env PATH="$PG_BINDIR:$PATH" \
 		"$PGXS_DIR/src/test/regress/pg_regress" \
-		--bindir="$PG_BINDIR" --inputdir="$work" --outputdir="$work" \
+		--bindir="$PG_BINDIR" --inputdir="$work/test" --outputdir="$work" \
 		--temp-instance="$work/tmp_regress" --temp-config="$work/test/cluster.conf" \
 		--dbname=contrib_regression "${regress[@]}"; then
 		[ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"
@@ -102,7 +102,7 @@ for version in $versions; do
 			work_dirs+=("$pkg")
 			mkdir -p "$pkg/tree"
 			cp -r --preserve=timestamps "$FLUSSO_ROOT/Makefile" "$FLUSSO_ROOT/flusso.control" \
-				"$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$pkg/tree/"
+				"$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/test" "$pkg/tree/"
 			rm -rf "$pkg/tree/test/opensearch/target"
 			[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$pkg"
 			start_cluster "$pkg" 5496
