@@ -161,7 +161,12 @@ ok( $node->poll_query_until(
 		'crashy', q{SELECT phase = 'live' FROM flusso_status() WHERE index = 'good'}),
 	'the other index goes on');
 my $offset = -s $node->logfile;
-sleep 2;
+# a positive marker that the worker goes on: a change to the good index
+# applied, with the slow one set aside
+$node->safe_psql('crashy', q{UPDATE authors SET name = 'Still Here' WHERE id = 1});
+ok( $node->poll_query_until(
+		'crashy', q{SELECT doc ->> 'name' = 'Still Here' FROM flusso_docs.good WHERE id = '1'}),
+	'the worker goes on with the good index');
 ok(!$node->log_contains('reinitializing', $offset), 'and the cluster stays up');
 $node->safe_psql('crashy', q{SELECT flusso_create_index('slow', 'version: 1
 table: books
