@@ -130,13 +130,13 @@ void
 bind_index_statements(const StoredIndex *index, const DocumentQuery *q,
 					   const IndexResolver *resolver, const char *write_sql)
 {
-	Oid		   *types = palloc(sizeof(Oid) * (q->nparams + q->nkeys + 1));
+	Oid		   *types = doc_query_param_types(q, 1);
 	Oid			text_array[1] = {TEXTARRAYOID};
 	BuildSession session;
 	ListCell   *lc;
 
-	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + q->nkeys));
-	types[q->nparams + q->nkeys] = TEXTARRAYOID;
+	/* the document ids come last */
+	types[q->nkeys + q->nparams] = TEXTARRAYOID;
 	doc_session_begin(&session, index->owner);
 	SPI_connect();
 	if (SPI_prepare(write_sql, q->nparams + q->nkeys + 1, types) == NULL)

@@ -17,10 +17,11 @@
  * (a number).  An object wider than jsonb_build_object's argument limit is
  * built in pieces joined with ||.
  *
- * The key arrays are bound after the definition's values, so their
- * parameter numbers are known only once the whole statement has been
- * generated: doc_build_query() generates it twice, the first time to
- * count.
+ * The key arrays are the first parameters, one per key column, and the
+ * definition's values follow, so every number is known as the statement
+ * is generated, in one pass.  doc_query_param_types() and
+ * doc_query_param_values() lay the parameters out for a caller, with room
+ * for what it binds after them.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -52,7 +53,7 @@ doc_param(BuildContext *cx, Oid type, Datum value)
 {
 	cx->param_types = lappend_oid(cx->param_types, type);
 	cx->param_values = lappend(cx->param_values, (void *) value);
-	return psprintf("$%d", list_length(cx->param_types));
+	return psprintf("$%d", cx->first_param + list_length(cx->param_types));
 }
 
 Table *
@@ -402,16 +403,16 @@ root_key_match(Table *root, const ColumnList *key, int key_param)
 					cols.data, arrays.data);
 }
 
-/* The statement, its key arrays bound from parameter key_param on. */
-static DocumentQuery *
-generate(const IndexSchema *schema, int key_param)
+/* The statement: the key arrays are $1 to $nkeys, the constants follow. */
+DocumentQuery *
+doc_build_query(const IndexSchema *schema)
 {
-	BuildContext cx = {NIL, NIL, 0, NIL};
+	BuildContext cx = {0, NIL, NIL, 0, NIL};
 	DocumentQuery *query = palloc0(sizeof(DocumentQuery));
 	Table	   *root = doc_open_table(&cx, schema->namespace, schema->table);
 	ColumnList	key = schema->primary_key.ncolumns > 0
 		? schema->primary_key : doc_primary_key(root->relid, root->qualified);
-	char	   *match = root_key_match(root, &key, key_param);
+	char	   *match = root_key_match(root, &key, 1);
 	char	   *doc;
 	StringInfoData where;
 	StringInfoData with;
@@ -419,6 +420,7 @@ generate(const IndexSchema *schema, int key_param)
 	ListCell   *lc;
 	int			n = 0;
 
+	cx.first_param = key.ncolumns;
 	root->rows = psprintf("FROM %s %s WHERE %s", root->from, root->alias, match);
 	doc = doc_object_expr(&cx, &schema->fields, root, &key);
 	initStringInfo(&where);
@@ -462,22 +464,42 @@ generate(const IndexSchema *schema, int key_param)
 						  with.data, doc_id_sql(key_refs, key.ncolumns), doc,
 						  root->from, root->alias, root->joins.data, match, where.data);
 
-	query->param_types = palloc(sizeof(Oid) * (query->nparams + query->nkeys));
-	query->param_values = palloc(sizeof(Datum) * (query->nparams + query->nkeys));
+	query->param_types = palloc(sizeof(Oid) * Max(query->nparams, 1));
+	query->param_values = palloc(sizeof(Datum) * Max(query->nparams, 1));
 	foreach(lc, cx.param_types)
 		query->param_types[n++] = lfirst_oid(lc);
 	n = 0;
 	foreach(lc, cx.param_values)
 		query->param_values[n++] = (Datum) lfirst(lc);
-	for (int i = 0; i < query->nkeys; i++)
-		query->param_types[query->nparams + i] = TEXTARRAYOID;
 	return query;
 }
 
-DocumentQuery *
-doc_build_query(const IndexSchema *schema)
+/*
+ * The types of q's parameters, in order: a text[] per key column, the
+ * constants' types, then room for nextra more, which the caller fills.
+ */
+Oid *
+doc_query_param_types(const DocumentQuery *q, int nextra)
 {
-	DocumentQuery *counted = generate(schema, 1);
+	Oid		   *types = palloc(sizeof(Oid) * (q->nkeys + q->nparams + Max(nextra, 1)));
 
-	return generate(schema, counted->nparams + 1);
+	for (int k = 0; k < q->nkeys; k++)
+		types[k] = TEXTARRAYOID;
+	memcpy(types + q->nkeys, q->param_types, sizeof(Oid) * q->nparams);
+	return types;
+}
+
+/*
+ * The values of q's parameters, in order: key_arrays (a text[] per key
+ * column), the constants, then room for nextra more, which the caller
+ * fills.
+ */
+Datum *
+doc_query_param_values(const DocumentQuery *q, const Datum *key_arrays, int nextra)
+{
+	Datum	   *values = palloc(sizeof(Datum) * (q->nkeys + q->nparams + Max(nextra, 1)));
+
+	memcpy(values, key_arrays, sizeof(Datum) * q->nkeys);
+	memcpy(values + q->nkeys, q->param_values, sizeof(Datum) * q->nparams);
+	return values;
 }

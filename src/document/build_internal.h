@@ -19,6 +19,7 @@
 
 typedef struct BuildContext
 {
+	int			first_param;	/* parameters before the constants: the key arrays */
 	List	   *param_types;	/* Oid */
 	List	   *param_values;	/* Datum */
 	int			aliases;

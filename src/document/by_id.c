@@ -30,9 +30,10 @@ char **
 doc_build_ids(const DocumentQuery *q, Oid owner, char **ids, int n)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	int			nargs = q->nparams + q->nkeys + 1;
-	Datum	   *values = palloc(sizeof(Datum) * nargs);
-	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	int			nargs = q->nkeys + q->nparams + 1;
+	Datum	   *key_arrays = palloc(sizeof(Datum) * Max(q->nkeys, 1));
+	Datum	   *values;
+	Oid		   *types = doc_query_param_types(q, 1);
 	Datum	  **columns = palloc(sizeof(Datum *) * q->nkeys);
 	Datum	   *id_values = palloc(sizeof(Datum) * Max(n, 1));
 	char	  **parts = palloc(sizeof(char *) * q->nkeys);
@@ -52,11 +53,10 @@ doc_build_ids(const DocumentQuery *q, Oid owner, char **ids, int n)
 			columns[k][i] = CStringGetTextDatum(parts[k]);
 		id_values[i] = CStringGetTextDatum(ids[i]);
 	}
-	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
-	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + q->nkeys));
 	for (int k = 0; k < q->nkeys; k++)
-		values[q->nparams + k] = PointerGetDatum(construct_array(columns[k], n, TEXTOID,
-																 -1, false, TYPALIGN_INT));
+		key_arrays[k] = PointerGetDatum(construct_array(columns[k], n, TEXTOID,
+														-1, false, TYPALIGN_INT));
+	values = doc_query_param_values(q, key_arrays, 1);
 	values[nargs - 1] = PointerGetDatum(construct_array(id_values, n, TEXTOID,
 														-1, false, TYPALIGN_INT));
 	types[nargs - 1] = TEXTARRAYOID;
@@ -90,7 +90,7 @@ doc_build_ids(const DocumentQuery *q, Oid owner, char **ids, int n)
 Jsonb *
 doc_build_one(const DocumentQuery *q, Oid role, const char *id, const char *index_name)
 {
-	Datum	   *values = palloc(sizeof(Datum) * (q->nparams + q->nkeys));
+	Datum	   *key_arrays = palloc(sizeof(Datum) * Max(q->nkeys, 1));
 	char	  **parts = palloc(sizeof(char *) * Max(q->nkeys, 1));
 	BuildSession session;
 	Jsonb	   *doc = NULL;
@@ -104,19 +104,19 @@ doc_build_one(const DocumentQuery *q, Oid role, const char *id, const char *inde
 				 : errmsg("document id \"%s\" does not have the %d parts of the key of table %s",
 						  id, q->nkeys, q->root_qualified),
 				 errhint("A composite id joins its key values with \":\", and escapes a \":\" or \"\\\" inside a value with \"\\\".")));
-	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
 	for (int i = 0; i < q->nkeys; i++)
 	{
 		Datum		value = CStringGetTextDatum(parts[i]);
 
-		values[q->nparams + i] =
+		key_arrays[i] =
 			PointerGetDatum(construct_array(&value, 1, TEXTOID, -1, false, TYPALIGN_INT));
 	}
 
 	doc_session_begin(&session, role);
 	SPI_connect();
-	if (SPI_execute_with_args(q->sql, q->nparams + q->nkeys, q->param_types,
-							  values, NULL, true, 1) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(q->sql, q->nkeys + q->nparams, doc_query_param_types(q, 0),
+							  doc_query_param_values(q, key_arrays, 0),
+							  NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not build a document");
 	if (SPI_processed == 1)
 	{

@@ -46,29 +46,30 @@ engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 {
 	DocumentQuery *q = ei->query;
 	int			nkeys = q->nkeys;
-	int			nargs = q->nparams + nkeys + 1;
-	Datum	   *values = palloc(sizeof(Datum) * nargs);
-	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	int			nargs = nkeys + q->nparams + 1;
+	Datum	   *key_arrays = palloc(sizeof(Datum) * Max(nkeys, 1));
+	Datum	   *values;
+	Oid		   *types = doc_query_param_types(q, 1);
 	bool		isnull;
 	int64		written;
 
-	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
-	memcpy(types, q->param_types, sizeof(Oid) * (q->nparams + nkeys));
 	for (int k = 0; k < nkeys; k++)
-		values[q->nparams + k] = PointerGetDatum(construct_array(parts[k], n, TEXTOID,
-																 -1, false, TYPALIGN_INT));
-	values[q->nparams + nkeys] = PointerGetDatum(construct_array(ids, n, TEXTOID,
-																 -1, false, TYPALIGN_INT));
-	types[q->nparams + nkeys] = TEXTARRAYOID;
+		key_arrays[k] = PointerGetDatum(construct_array(parts[k], n, TEXTOID,
+														-1, false, TYPALIGN_INT));
+	values = doc_query_param_values(q, key_arrays, 1);
+	/* the document ids come last */
+	values[nargs - 1] = PointerGetDatum(construct_array(ids, n, TEXTOID,
+														-1, false, TYPALIGN_INT));
+	types[nargs - 1] = TEXTARRAYOID;
 	if (SPI_execute_with_args(ei->apply_sql[target], nargs, types, values,
 							  NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
 	written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
-	written += sink_queue(ei->sink, target, values[q->nparams + nkeys], version);
+	written += sink_queue(ei->sink, target, values[nargs - 1], version);
 	for (int k = 0; k < nkeys; k++)
-		pfree(DatumGetPointer(values[q->nparams + k]));
-	pfree(DatumGetPointer(values[q->nparams + nkeys]));
+		pfree(DatumGetPointer(key_arrays[k]));
+	pfree(DatumGetPointer(values[nargs - 1]));
 	for (int i = 0; i < n; i++)
 	{
 		pfree(DatumGetPointer(ids[i]));

@@ -60,22 +60,22 @@ void
 verify_build_all(const StoredIndex *index, const DocumentQuery *q, const char *sql,
 				 BuildSession *session)
 {
-	Datum	   *values;
+	Datum	   *key_arrays;
 
 	doc_session_begin(session, index->owner);
 	SPI_connect();
 	if (SPI_execute(all_keys_sql(q), true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the keys of index \"%s\"", index->name);
-	values = palloc(sizeof(Datum) * (q->nparams + q->nkeys));
-	memcpy(values, q->param_values, sizeof(Datum) * q->nparams);
+	key_arrays = palloc(sizeof(Datum) * Max(q->nkeys, 1));
 	for (int k = 0; k < q->nkeys; k++)
 	{
 		bool		isnull;
 
-		values[q->nparams + k] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											   k + 1, &isnull);
+		key_arrays[k] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									  k + 1, &isnull);
 	}
-	if (SPI_execute_with_args(sql, q->nparams + q->nkeys, q->param_types, values,
+	if (SPI_execute_with_args(sql, q->nkeys + q->nparams, doc_query_param_types(q, 0),
+							  doc_query_param_values(q, key_arrays, 0),
 							  NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not verify index \"%s\"", index->name);
 }
