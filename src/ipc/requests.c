@@ -98,13 +98,7 @@ carry_out(XactEvent event, void *arg)
 		}
 		LWLockRelease(flusso_shared->lock);
 		if (entry == NULL && pending != REQUEST_STOP)
-			ereport(WARNING,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("no flusso worker keeps this database up to date"),
-					 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
-									  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
-									  flusso_shared->ndatabases, flusso_shared->ndatabases),
-					 errhint("Raise flusso.max_databases and restart the server.")));
+			shared_warn_no_entry(NULL);
 		if (worker_latch)
 			SetLatch(worker_latch);
 		shared_wake_launcher();

@@ -129,6 +129,24 @@ shared_databases_full(void)
 }
 
 /*
+ * Say, as a WARNING, that database (NULL: the current one) has flusso but
+ * no entry, so no worker keeps it up to date, and which setting to raise.
+ */
+void
+shared_warn_no_entry(const char *database)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 database
+			 ? errmsg("no flusso worker keeps database \"%s\" up to date", database)
+			 : errmsg("no flusso worker keeps this database up to date"),
+			 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
+							  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
+							  flusso_shared->ndatabases, flusso_shared->ndatabases),
+			 errhint("Raise flusso.max_databases and restart the server.")));
+}
+
+/*
  * Free the entry of a database that no longer has flusso, or no longer
  * exists; the caller holds the lock exclusively, and nothing runs for it.
  */

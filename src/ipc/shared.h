@@ -120,6 +120,7 @@ extern void shared_install_hooks(void);
 extern DatabaseEntry *shared_database(Oid dboid, bool create);
 extern bool shared_databases_full(void);
 extern void shared_forget_database(DatabaseEntry *entry);
+extern void shared_warn_no_entry(const char *database);
 extern void shared_wake_launcher(void);
 extern void shared_wake_shipper(DatabaseEntry *entry);
 extern void shared_record_error(DatabaseEntry *entry, const char *message);

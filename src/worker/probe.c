@@ -69,13 +69,7 @@ flusso_probe_main(Datum arg)
 	}
 	LWLockRelease(flusso_shared->lock);
 	if (has_extension && entry == NULL)
-		ereport(WARNING,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("no flusso worker keeps database \"%s\" up to date", database),
-				 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
-								  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
-								  flusso_shared->ndatabases, flusso_shared->ndatabases),
-				 errhint("Raise flusso.max_databases and restart the server.")));
+		shared_warn_no_entry(database);
 	shared_wake_launcher();
 	proc_exit(0);
 }

@@ -326,13 +326,7 @@ flusso_status(PG_FUNCTION_ARGS)
 				 "no flusso worker keeps this database up to date: other databases with flusso hold all the entries flusso.max_databases reserves (%d); raise flusso.max_databases and restart the server",
 				 flusso_shared->ndatabases);
 		copy.last_error_at = now;
-		ereport(WARNING,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("no flusso worker keeps this database up to date"),
-				 errdetail_plural("The %d entry flusso.max_databases reserves is held by another database with flusso.",
-								  "All %d entries flusso.max_databases reserves are held by other databases with flusso.",
-								  flusso_shared->ndatabases, flusso_shared->ndatabases),
-				 errhint("Raise flusso.max_databases and restart the server.")));
+		shared_warn_no_entry(NULL);
 	}
 
 	foreach(lc, index_load_names())
