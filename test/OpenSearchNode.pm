@@ -193,4 +193,62 @@ sub differences
 	return \@wrong;
 }
 
+# test/opensearch/fault_proxy.py in front of a node: its mode is written to
+# a control file, and it counts the requests it answered in each mode.
+package FaultProxy;
+
+use IPC::Run;
+use JSON::PP;
+
+# Start a proxy in front of $os on a free port; returns once it listens.
+sub start
+{
+	my ($class, $os) = @_;
+	my $self = bless {
+		control => "$PostgreSQL::Test::Utils::tmp_check/proxy_control",
+		log => "$PostgreSQL::Test::Utils::tmp_check/proxy.log",
+		port => PostgreSQL::Test::Cluster::get_free_port(),
+		out => '',
+		err => '',
+	}, $class;
+	$self->fault('pass');
+	$self->{run} = IPC::Run::start(
+		[ 'python3', "$ENV{FLUSSO_TEST_DIR}/opensearch/fault_proxy.py", '--listen', $self->{port},
+		  '--upstream', $os->url, '--control', $self->{control}, '--log', $self->{log} ],
+		'>', \$self->{out}, '2>', \$self->{err});
+	$self->{run}->pump until $self->{out} =~ /listening/;
+	return $self;
+}
+
+sub port { return $_[0]->{port} }
+sub url { return "http://127.0.0.1:$_[0]->{port}" }
+sub log_file { return $_[0]->{log} }
+
+# Enter $mode ("pass", "refuse", "slow 0.5", ...), afresh if already in it.
+sub fault
+{
+	my ($self, $mode) = @_;
+	open(my $fh, '>', $self->{control}) or die "$self->{control}: $!";
+	print $fh "$mode\n";
+	close $fh;
+	return;
+}
+
+# How many requests the proxy answered in $mode so far.
+sub answered
+{
+	my ($self, $mode) = @_;
+	my $stats = `curl -s http://127.0.0.1:$self->{port}/__proxy/stats`;
+	my $counts = eval { decode_json($stats)->{by_mode} } || {};
+	return $counts->{$mode} // 0;
+}
+
+sub stop
+{
+	my ($self) = @_;
+	$self->{run}->signal('TERM');
+	$self->{run}->finish;
+	return;
+}
+
 1;

@@ -22,33 +22,18 @@ use OpenSearchNode;
 OpenSearchNode::skip_unless_available('python3');
 
 my $os = OpenSearchNode->start('faults');
-my $control = "$PostgreSQL::Test::Utils::tmp_check/proxy_control";
-my $proxy_port = PostgreSQL::Test::Cluster::get_free_port();
-my ($proxy_out, $proxy_err) = ('', '');
-my $proxy = IPC::Run::start(
-	[ 'python3', "$ENV{FLUSSO_TEST_DIR}/opensearch/fault_proxy.py", '--listen', $proxy_port,
-	  '--upstream', $os->url, '--control', $control,
-	  '--log', "$PostgreSQL::Test::Utils::tmp_check/proxy.log" ],
-	'>', \$proxy_out, '2>', \$proxy_err);
-$proxy->pump until $proxy_out =~ /listening/;
+my $proxy = FaultProxy->start($os);
+my $proxy_port = $proxy->port;
 
-sub fault
-{
-	my ($mode) = @_;
-	open(my $fh, '>', $control) or die "$control: $!";
-	print $fh "$mode\n";
-	close $fh;
-	return;
-}
+sub fault { $proxy->fault(@_) }
 
-# How many requests the proxy answered in a mode so far.
+# How many requests the proxy answered in a mode so far ("refuse" is
+# counted once the proxy listens again).
 sub answered
 {
 	my ($mode) = @_;
 	fault('pass') if $mode eq 'refuse';
-	my $stats = `curl -s http://127.0.0.1:$proxy_port/__proxy/stats`;
-	my $counts = eval { decode_json($stats)->{by_mode} } || {};
-	return $counts->{$mode} // 0;
+	return $proxy->answered($mode);
 }
 
 fault('pass');
@@ -97,7 +82,7 @@ for my $mode ('refuse', 'reset', 'slow 5', 'status 429', 'status 503', 'item429'
 }
 is($node->safe_psql('library', q{SELECT sum(rejected) FROM flusso_status()}), '0',
 	'no document was rejected: every fault was retried');
-like(slurp_file("$PostgreSQL::Test::Utils::tmp_check/proxy.log"), qr/items rewritten/,
+like(slurp_file($proxy->log_file), qr/items rewritten/,
 	'bulks answered with items refused for now were seen');
 
 # A hung cluster: the shipper waits on a request that never ends, and
@@ -139,6 +124,5 @@ my (undef, $doc) = $os->request('GET', "/f-books/_doc/$book");
 is($doc->{_source}{pages}, 7, 'the change made while it hung arrived');
 
 $node->stop;
-$proxy->signal('TERM');
-$proxy->finish;
+$proxy->stop;
 done_testing();

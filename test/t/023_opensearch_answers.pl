@@ -28,33 +28,12 @@ use OpenSearchNode;
 OpenSearchNode::skip_unless_available('python3');
 
 my $os = OpenSearchNode->start('answers');
-my $control = "$PostgreSQL::Test::Utils::tmp_check/proxy_control";
-my $proxy_port = PostgreSQL::Test::Cluster::get_free_port();
-my ($proxy_out, $proxy_err) = ('', '');
-my $proxy = IPC::Run::start(
-	[ 'python3', "$ENV{FLUSSO_TEST_DIR}/opensearch/fault_proxy.py", '--listen', $proxy_port,
-	  '--upstream', $os->url, '--control', $control,
-	  '--log', "$PostgreSQL::Test::Utils::tmp_check/proxy.log" ],
-	'>', \$proxy_out, '2>', \$proxy_err);
-$proxy->pump until $proxy_out =~ /listening/;
+my $proxy = FaultProxy->start($os);
+my $proxy_port = $proxy->port;
 
-sub fault
-{
-	my ($mode) = @_;
-	open(my $fh, '>', $control) or die "$control: $!";
-	print $fh "$mode\n";
-	close $fh;
-	return;
-}
+sub fault { $proxy->fault(@_) }
 
-# How many requests the proxy answered in a mode so far.
-sub answered
-{
-	my ($mode) = @_;
-	my $stats = `curl -s http://127.0.0.1:$proxy_port/__proxy/stats`;
-	my $counts = eval { decode_json($stats)->{by_mode} } || {};
-	return $counts->{$mode} // 0;
-}
+sub answered { $proxy->answered(@_) }
 
 fault('pass');
 my $node = flusso_node('answers');
@@ -290,6 +269,5 @@ ok( $node->poll_query_until('library', q{SELECT count(*) = 0 FROM flusso.opensea
 is($os->count('b-gadgets'), 0, 'with no document left');
 
 $node->stop;
-$proxy->signal('TERM');
-$proxy->finish;
+$proxy->stop;
 done_testing();
