@@ -2,7 +2,7 @@
 
 \echo Use "ALTER EXTENSION flusso UPDATE TO '0.5.0'" to load this file. \quit
 
--- issue 19, item 7: DDL that changes what rows read as (a column dropped
+-- DDL that changes what rows read as (a column dropped
 -- or renamed, an enum label renamed) or makes a table unlogged, without a
 -- row change in the WAL, has the indexes it touches compiled and seeded
 -- again: an 'altered' request in flusso.signal, inserted as the
