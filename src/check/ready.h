@@ -13,7 +13,7 @@
 #include "check/diagnostic.h"
 #include "document/build.h"
 #include "document/resolve.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 
 extern List *check_index_ready(const StoredIndex *index);
 extern List *check_index_reads(const StoredIndex *index, DiagnosticSink *sink);

@@ -45,7 +45,7 @@
 #include "util/attempt.h"
 #include "util/xact.h"
 #include "document/by_id.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "opensearch/bulk.h"
 #include "opensearch/http.h"
 #include "shipper/shipper.h"
@@ -163,7 +163,7 @@ static void
 build_rows(void *arg)
 {
 	BulkBatch  *b = arg;
-	StoredIndex *index = index_load(b->x->name);
+	StoredIndex *index = catalog_load_index(b->x->name);
 	char	  **ids = palloc(sizeof(char *) * b->nrows);
 	char	  **docs;
 	MemoryContext old;

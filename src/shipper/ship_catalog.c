@@ -22,7 +22,7 @@
 
 #include "ipc/shared.h"
 #include "util/xact.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "opensearch/api.h"
 #include "schema/schema.h"
 #include "shipper/shipper.h"
@@ -58,30 +58,26 @@ column(int row, int column, bool *isnull)
 static List *
 load_indexes(MemoryContext context)
 {
+	MemoryContext old = MemoryContextSwitchTo(context);
+	List	   *rows = catalog_opensearch_indexes();
 	List	   *indexes = NIL;
+	ListCell   *lc;
 
-	if (SPI_execute("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
-					"s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped, i.owner::pg_catalog.text "
-					"FROM flusso.sink s JOIN flusso.index i ON i.name OPERATOR(pg_catalog.=) s.index_name "
-					"WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch' ORDER BY i.name",
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.sink");
-	for (uint64 i = 0; i < SPI_processed; i++)
+	foreach(lc, rows)
 	{
-		MemoryContext old = MemoryContextSwitchTo(context);
+		OpenSearchIndexRow *row = lfirst(lc);
 		ShipIndex  *x = palloc0(sizeof(ShipIndex));
-		bool		isnull;
 
-		x->name = column_text(i, 1);
+		x->name = row->name;
 		x->live = true;
-		x->owner = DatumGetObjectId(column(i, 2, &isnull));
-		x->server_name = column_text(i, 3);
-		x->on_error = column_text(i, 4);
-		x->stopped = column_text(i, 5);
-		x->owner_name = column_text(i, 6);
+		x->owner = row->owner;
+		x->server_name = row->server_name;
+		x->on_error = row->on_error;
+		x->stopped = row->stopped;
+		x->owner_name = row->owner_name;
 		indexes = lappend(indexes, x);
-		MemoryContextSwitchTo(old);
 	}
+	MemoryContextSwitchTo(old);
 	return indexes;
 }
 
@@ -190,7 +186,7 @@ ship_load(List **indexes)
 			if (g->created || !ship_generation_active(g) || !x->live)
 				continue;
 			if (mapping == NULL)
-				mapping = schema_mapping_json(index_load(x->name)->schema);
+				mapping = schema_mapping_json(catalog_load_index(x->name)->schema);
 			/* a seed writes with refresh off and no replicas, restored when served */
 			body = os_index_body(mapping, atoi(g->create_body), 0, "-1");
 			g->create_body = MemoryContextStrdup(context, body);

@@ -19,6 +19,8 @@
 #include "utils/builtins.h"
 
 #include "util/xact.h"
+#include "store/catalog_index.h"
+#include "store/catalog_seed.h"
 #include "worker/slot_record.h"
 
 /* Was a slot made for this database, and not dropped on purpose since? */
@@ -89,11 +91,8 @@ slot_record_lost(DatabaseEntry *entry, const char *slot_name)
 	LWLockRelease(flusso_shared->lock);
 
 	(void) xact_begin(false, NULL, 0);
-	SPI_connect();
+	catalog_mark_all_for_seeding();
 	/* and from the start: the changes lost never reached any next generation */
-	if (SPI_execute("UPDATE flusso.index SET needs_seed = true", false, 0) != SPI_OK_UPDATE ||
-		SPI_execute("DELETE FROM flusso.seed", false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not mark flusso indexes for re-seeding");
-	SPI_finish();
+	catalog_forget_all_seeds();
 	xact_commit();
 }

@@ -50,7 +50,7 @@
 
 #include "flusso.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "ipc/shared.h"
 
 PG_FUNCTION_INFO_V1(flusso_status);
@@ -335,7 +335,7 @@ flusso_status(PG_FUNCTION_ARGS)
 				 errhint("Raise flusso.max_databases and restart the server.")));
 	}
 
-	foreach(lc, index_load_names())
+	foreach(lc, catalog_index_names())
 	{
 		const char *name = lfirst(lc);
 		IndexStatus *status = NULL;
