@@ -21,11 +21,13 @@
 #   - no folder of ours is named like one of PostgreSQL's include
 #     directories (with -I src it would shadow the server's headers), and
 #     every file's basename is unique in the tree;
-#   - flusso's own tables have one owner, store/: a table with its file
-#     there (store/catalog_<table>.c) is named in SQL text nowhere else.
-#     SQL text is what a statement's string literals spell, joined: a
-#     table after FROM, INTO, UPDATE, JOIN, USING, TABLE or ONLY, or
-#     quoted ('flusso.<table>'::regclass), or FLUSSO_SCHEMA ".<table>".
+#   - flusso's own tables have one owner, store/: every table the SQL
+#     scripts create has its file there (store/catalog_<table>.c), and
+#     neither a table with its file there nor a sequence of flusso's is
+#     named in SQL text anywhere else.  SQL text is what a statement's
+#     string literals spell, joined: a table after FROM, INTO, UPDATE,
+#     JOIN, USING, TABLE or ONLY, or quoted ('flusso.<name>'), or
+#     FLUSSO_SCHEMA ".<name>".
 #
 set -uo pipefail
 src=${1:-$(dirname "$0")/../src}
@@ -117,9 +119,18 @@ for b in $dupes; do
 	fail "$b is the basename of more than one file: $(cd "$src" && ls */"$b" "$b" 2>/dev/null | tr '\n' ' ')"
 done
 
-# flusso's tables in SQL text: only in store/, once a table has its file there
-owned=$(cd "$src" && ls store/catalog_*.c 2>/dev/null | sed 's|store/catalog_||; s|\.c$||' | tr '\n' '|')
-owned=${owned%|}
+# flusso's tables in SQL text: only in store/, a file per table there
+owned=$(cd "$src" && ls store/catalog_*.c 2>/dev/null | sed 's|store/catalog_||; s|\.c$||')
+scripts=$(ls "$src"/../sql/flusso--*.sql 2>/dev/null)
+if [ -n "$scripts" ]; then
+	for table in $(sed -n 's/^CREATE \(UNLOGGED \)\{0,1\}TABLE flusso\.\([a-z_0-9]*\).*/\2/p' $scripts | sort -u); do
+		echo "$owned" | grep -qx "$table" ||
+			fail "flusso.$table has no file in store/ (store/catalog_$table.c): every table of flusso's has one, which alone names it in SQL"
+	done
+	# the sequences are store/'s too
+	owned="$owned $(sed -n 's/^CREATE SEQUENCE flusso\.\([a-z_0-9]*\).*/\1/p' $scripts | sort -u)"
+fi
+owned=$(echo $owned | tr ' ' '|')
 if [ -n "$owned" ]; then
 	(cd "$src" && bad=0 && for f in *.[ch] */*.[ch]; do
 		case "$f" in

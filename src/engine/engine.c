@@ -20,8 +20,6 @@
 
 #include "catalog/namespace.h"
 #include "common/hashfn.h"
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"

@@ -27,7 +27,6 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"

@@ -20,7 +20,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -33,6 +32,7 @@
 #include "ipc/requests.h"
 #include "index/access.h"
 #include "store/catalog_index.h"
+#include "store/catalog_rejected.h"
 #include "opensearch/server.h"
 #include "sink/sink.h"
 
@@ -251,8 +251,6 @@ flusso_rejected(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
 	StoredIndex *index;
 	CatalogUser saved;
 
@@ -261,22 +259,8 @@ flusso_rejected(PG_FUNCTION_ARGS)
 	flusso_require_reader(index->owner, name);
 	InitMaterializedSRF(fcinfo, 0);
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT id, version, status, error_type, reason, rejected_at "
-							  "FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY id",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the rejected documents of index \"%s\"", name);
+	catalog_list_rejected(name, rsinfo);
 	catalog_restore_user(&saved);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		Datum		row[6];
-		bool		isnull[6];
-
-		for (int c = 0; c < 6; c++)
-			row[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, isnull);
-	}
-	SPI_finish();
 	return (Datum) 0;
 }

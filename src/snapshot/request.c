@@ -20,8 +20,6 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/uuid.h"
@@ -29,6 +27,8 @@
 #include "index/access.h"
 #include "engine/engine.h"
 #include "store/catalog_index.h"
+#include "store/catalog_rejected.h"
+#include "store/catalog_signal.h"
 #include "ipc/requests.h"
 #include "snapshot/request.h"
 
@@ -88,21 +88,12 @@ Datum
 flusso_retry_rejected(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
 	CatalogUser saved;
-	bool		isnull;
 	int64		count;
 
 	(void) insert_request(SIGNAL_RETRY, name);
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM flusso.rejected "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not count the rejected documents of index \"%s\"", name);
-	count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	count = catalog_count_rejected(name);
 	catalog_restore_user(&saved);
-	SPI_finish();
 	PG_RETURN_INT64(count);
 }

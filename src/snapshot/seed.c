@@ -41,16 +41,13 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "ipc/shared.h"
-#include "util/text_array.h"
 #include "util/xact.h"
 #include "flusso.h"
 #include "snapshot/seed.h"

@@ -17,7 +17,6 @@
 
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
