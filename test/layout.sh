@@ -160,7 +160,7 @@ if [ -n "$owned" ]; then
 				}
 			}
 			function report(at) {
-				printf "layout: %s:%d names one of flusso'"'"'s tables in SQL: only its file in store/ does (a verb there)\n", file, at
+				printf "layout: %s:%d names one of flusso'"'"'s tables or sequences in SQL: only store/ does (call a verb there)\n", file, at
 				bad = 1
 			}
 			END { exit bad }' "$f" || bad=1
