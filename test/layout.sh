@@ -24,7 +24,14 @@
 #     switches "back" by hand to a context a transaction's end left behind;
 #   - no folder of ours is named like one of PostgreSQL's include
 #     directories (with -I src it would shadow the server's headers), and
-#     every file's basename is unique in the tree.
+#     every file's basename is unique in the tree;
+#   - flusso's own tables have one owner, store/: every table the SQL
+#     scripts create has its file there (store/catalog_<table>.c), and
+#     neither a table with its file there nor a sequence of flusso's is
+#     named in SQL text anywhere else.  SQL text is what a statement's
+#     string literals spell, joined: a table after FROM, INTO, UPDATE,
+#     JOIN, USING, TABLE or ONLY, or quoted ('flusso.<name>'), or
+#     FLUSSO_SCHEMA ".<name>".
 #
 set -uo pipefail
 src=${1:-$(dirname "$0")/../src}
@@ -116,6 +123,54 @@ dupes=$(cd "$src" && ls *.[ch] */*.[ch] | xargs -n1 basename | sort | uniq -d | 
 for b in $dupes; do
 	fail "$b is the basename of more than one file: $(cd "$src" && ls */"$b" "$b" 2>/dev/null | tr '\n' ' ')"
 done
+
+# flusso's tables in SQL text: only in store/, a file per table there
+owned=$(cd "$src" && ls store/catalog_*.c 2>/dev/null | sed 's|store/catalog_||; s|\.c$||')
+scripts=$(ls "$src"/../sql/flusso--*.sql 2>/dev/null)
+if [ -n "$scripts" ]; then
+	for table in $(sed -n 's/^CREATE \(UNLOGGED \)\{0,1\}TABLE flusso\.\([a-z_0-9]*\).*/\2/p' $scripts | sort -u); do
+		echo "$owned" | grep -qx "$table" ||
+			fail "flusso.$table has no file in store/ (store/catalog_$table.c): every table of flusso's has one, which alone names it in SQL"
+	done
+	# the sequences are store/'s too
+	owned="$owned $(sed -n 's/^CREATE SEQUENCE flusso\.\([a-z_0-9]*\).*/\1/p' $scripts | sort -u)"
+fi
+owned=$(echo $owned | tr ' ' '|')
+if [ -n "$owned" ]; then
+	(cd "$src" && bad=0 && for f in *.[ch] */*.[ch]; do
+		case "$f" in
+			store/*) continue ;;
+		esac
+		awk -v file="$f" -v tables="$owned" '
+			BEGIN {
+				name = "flusso\\.(" tables ")([^a-z_0-9]|$)"
+				named = "((FROM|INTO|UPDATE|JOIN|USING|TABLE|ONLY)[ \t]+|'"'"')" name
+				macro = "FLUSSO_SCHEMA[ \t]*\"\\.(" tables ")([^a-z_0-9]|$)"
+			}
+			/^[ \t]*(\/\*|\*)/ { next }
+			{
+				if ($0 ~ macro)
+					report(FNR)
+				line = $0
+				while (match(line, /"([^"\\]|\\.)*"/)) {
+					if (text == "")
+						first = FNR
+					text = text substr(line, RSTART + 1, RLENGTH - 2)
+					line = substr(line, RSTART + RLENGTH)
+				}
+				if ($0 ~ /;[ \t]*(\/\*.*)?$/ || $0 ~ /^[ \t]*[{}]/) {
+					if (text ~ named)
+						report(first)
+					text = ""
+				}
+			}
+			function report(at) {
+				printf "layout: %s:%d names one of flusso'"'"'s tables or sequences in SQL: only store/ does (call a verb there)\n", file, at
+				bad = 1
+			}
+			END { exit bad }' "$f" || bad=1
+	done && exit $bad) || status=1
+fi
 
 # no cycle: a depth-first walk over the folder graph
 cycle=$(echo "$edges" | awk 'NF { print $1, $2 }' | sort -u | awk '

@@ -14,7 +14,7 @@
 #include "binding/diagnostic.h"
 #include "document/build.h"
 #include "document/resolve.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 
 extern List *bind_index_ready(const StoredIndex *index);
 extern List *bind_index_reads(const StoredIndex *index, DiagnosticSink *sink);

@@ -44,7 +44,7 @@
 #include "document/resolve.h"
 #include "flusso.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "sink/sink.h"
 
 PG_FUNCTION_INFO_V1(flusso_check);
@@ -269,7 +269,7 @@ flusso_check(PG_FUNCTION_ARGS)
 	publication_load(flusso_publication, &pub);
 	check_environment(&sink, &pub);
 
-	foreach(lc, index_load_all())
+	foreach(lc, catalog_load_indexes())
 	{
 		StoredIndex *index = lfirst(lc);
 		ListCell   *tc;

@@ -22,14 +22,13 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 
 #include "check/opensearch.h"
 #include "util/pinned.h"
+#include "store/catalog_sink.h"
 #include "opensearch/api.h"
 #include "opensearch/json.h"
 #include "sink/sink.h"
@@ -111,27 +110,17 @@ check_mapping(DiagnosticSink *dsink, const OpenSearchServer *server, const Store
 static void
 check_shipping(DiagnosticSink *dsink, const StoredIndex *index)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index->name)};
-	MemoryContext caller = CurrentMemoryContext;
 	CatalogUser saved;
+	ShippingRow row;
 	char	   *stopped;
 	int64		rejected;
-	bool		isnull;
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT s.stopped, (SELECT pg_catalog.count(*) FROM flusso.rejected r "
-							  "WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name) "
-							  "FROM flusso.sink s WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND s.sink OPERATOR(pg_catalog.=) 'opensearch'",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	if (!catalog_shipping_row(index->name, &row))
 		elog(ERROR, "could not read the OpenSearch sink of index \"%s\"", index->name);
 	catalog_restore_user(&saved);
-	stopped = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	stopped = stopped ? MemoryContextStrdup(caller, stopped) : NULL;
-	rejected = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	SPI_finish();
+	stopped = row.stopped;
+	rejected = row.rejected;
 	if (stopped)
 		diag_add(dsink, SEVERITY_ERROR, PATH,
 				 psprintf("Fix the rows or the definition, then run SELECT flusso_retry_rejected('%s');", index->name),

@@ -11,7 +11,7 @@
 #define FLUSSO_CHECK_OPENSEARCH_H
 
 #include "binding/diagnostic.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 
 extern void check_opensearch(DiagnosticSink *dsink, const StoredIndex *index);
 

@@ -45,7 +45,7 @@
 #include "compat.h"
 #include "flusso.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "opensearch/api.h"
 #include "sink/sink.h"
 
@@ -367,7 +367,7 @@ flusso_provision(PG_FUNCTION_ARGS)
 			 : "ALTER SYSTEM cannot run in a function; a configuration reload then applies it");
 	}
 
-	indexes = index_load_all();
+	indexes = catalog_load_indexes();
 	if (indexes == NIL)
 		return (Datum) 0;
 

@@ -28,7 +28,7 @@
 #include "document/build.h"
 #include "document/by_id.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 
 PG_FUNCTION_INFO_V1(flusso_preview);
 

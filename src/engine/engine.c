@@ -20,8 +20,6 @@
 
 #include "catalog/namespace.h"
 #include "common/hashfn.h"
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -43,6 +41,8 @@
 #include "document/session.h"
 #include "index/access.h"
 #include "sink/sink.h"
+#include "store/catalog_index.h"
+#include "store/catalog_seed.h"
 #include "engine/engine_index.h"
 #include "engine/pending.h"
 #include "ipc/shared.h"
@@ -56,8 +56,6 @@
 void
 engine_index_failed(EngineIndex *ei, const char *message)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(ei->index->name)};
 	DatabaseEntry *entry;
 
 	ereport(WARNING,
@@ -79,13 +77,8 @@ engine_index_failed(EngineIndex *ei, const char *message)
 
 	/* a seed in progress cannot resume: the changes skipped miss its next generation */
 	sink_next_discard(ei->sink);
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE ||
-		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not mark index \"%s\" for seeding", ei->index->name);
-	SPI_finish();
+	catalog_mark_for_seeding(ei->index->name, false);
+	catalog_forget_seed(ei->index->name);
 }
 
 /*
@@ -144,37 +137,14 @@ compile_index(void *arg)
 static char *
 engine_signature(void)
 {
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	SPI_connect();
-	if (SPI_execute(psprintf("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid, %s) "
-							 "FROM flusso.index ORDER BY name", sink_signature_sql("name")),
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
-	for (uint64 i = 0; i < SPI_processed; i++)
-		appendStringInfo(&buf, "%s;", SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
-	return buf.data;
+	return catalog_indexes_signature(sink_signature_sql("name"));
 }
 
 /* The names of the indexes flusso.index marks for seeding. */
 static List *
 indexes_to_seed(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
-	List	   *names = NIL;
-
-	SPI_connect();
-	if (SPI_execute("SELECT name FROM flusso.index WHERE needs_seed", true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	MemoryContextSwitchTo(spi);
-	SPI_finish();
-	return names;
+	return catalog_indexes_to_seed();
 }
 
 static bool
@@ -194,31 +164,14 @@ list_has_string(List *list, const char *s)
 static bool
 index_still_there(const char *name)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-	bool		there;
-
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR SHARE",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read index \"%s\"", name);
-	there = SPI_processed == 1;
-	SPI_finish();
-	return there;
+	return catalog_share_index(name);
 }
 
 /* The index is to be seeded, from now on and after a restart. */
 static void
 mark_for_seeding(EngineIndex *ei)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(ei->index->name)};
-
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not mark index \"%s\" for seeding", ei->index->name);
-	SPI_finish();
+	catalog_mark_for_seeding(ei->index->name, false);
 	ei->needs_seed = true;
 }
 
@@ -235,7 +188,7 @@ engine_load(const char *publication)
 	engine->signal_relid = get_relname_relid("signal", get_namespace_oid(FLUSSO_SCHEMA, false));
 	cdc_columns_add(&specs, FLUSSO_SCHEMA, "signal",
 					list_make3("id", "kind", "index_name"));
-	foreach(lc, index_load_all())
+	foreach(lc, catalog_load_indexes())
 	{
 		EngineIndex *ei = palloc0(sizeof(EngineIndex));
 		ListCell   *rc;

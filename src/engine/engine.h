@@ -16,22 +16,10 @@
 
 #include "cdc/batch.h"
 #include "nodes/pg_list.h"
+#include "store/catalog_signal.h"
 
 typedef struct Engine Engine;			/* every index of the database */
 typedef struct EngineIndex EngineIndex; /* one index, compiled */
-
-/* The kinds of signals: rows of flusso.signal ... */
-#define SIGNAL_LOW "low"		/* a seed's chunk window opens */
-#define SIGNAL_HIGH "high"		/* and closes */
-#define SIGNAL_RESNAPSHOT "resnapshot"	/* flusso_resnapshot() */
-#define SIGNAL_RETRY "retry"	/* flusso_retry_rejected() */
-#define SIGNAL_PARTITIONS "partitions"	/* a partition attached, detached
-												 * or dropped */
-#define SIGNAL_ALTERED "altered"	/* DDL changed what rows read as, or
-									 * made a table unlogged */
-/* ... and what the stream says of a table an index reads */
-#define SIGNAL_REWRITE "rewrite"	/* ALTER TABLE rewrote it */
-#define SIGNAL_UNCOVERED "uncovered"	/* it changed, unpublished */
 
 /*
  * A row inserted into flusso.signal, as the stream delivered it, or a

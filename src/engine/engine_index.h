@@ -15,7 +15,7 @@
 #include "document/resolve.h"
 #include "document/session.h"
 #include "engine/engine.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "sink/sink.h"
 
 struct EngineIndex

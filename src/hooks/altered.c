@@ -56,7 +56,6 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_coerce.h"
@@ -74,7 +73,8 @@
 #include "ipc/requests.h"
 #include "util/text_array.h"
 #include "engine/engine.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
+#include "store/catalog_signal.h"
 #include "hooks/altered.h"
 
 /* What a statement of this transaction altered. */
@@ -178,33 +178,6 @@ index_touched(const StoredIndex *index, List *objects)
 }
 
 /*
- * Can the database's flusso.signal hold a request of kind?  Its objects
- * may be older than the library (ALTER EXTENSION flusso UPDATE not run
- * yet), and a row its CHECK rejects would fail the user's commit.
- */
-static bool
-kind_accepted(const char *kind)
-{
-	int			major = 0;
-	int			minor = 0;
-	char	   *version;
-
-	if (SPI_execute("SELECT extversion FROM pg_catalog.pg_extension "
-					"WHERE extname OPERATOR(pg_catalog.=) 'flusso'", true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the version of extension \"flusso\"");
-	if (SPI_processed != 1)
-		return false;
-	version = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	if (version == NULL || sscanf(version, "%d.%d", &major, &minor) != 2)
-		return false;
-	if (strcmp(kind, SIGNAL_ALTERED) == 0)
-		return major > 0 || minor >= 5;
-	if (strcmp(kind, SIGNAL_PARTITIONS) == 0)
-		return major > 0 || minor >= 4;
-	return true;
-}
-
-/*
  * Insert a request of kind for each index named, as the catalog's owner,
  * and have the worker look at commit: called as a transaction commits, by
  * the DDL hooks.  When the database's flusso objects cannot hold it, warn
@@ -214,25 +187,14 @@ void
 altered_request_seeds(const char *kind, List *index_names)
 {
 	CatalogUser saved;
-	char	  **array;
-	int			n = 0;
-	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
-	Datum		values[2];
 	ListCell   *lc;
 
 	if (index_names == NIL)
 		return;
-	array = palloc(sizeof(char *) * list_length(index_names));
-	foreach(lc, index_names)
-		array[n++] = lfirst(lc);
-	values[0] = CStringGetTextDatum(kind);
-	values[1] = text_array_from_strings(array, n);
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (!kind_accepted(kind))
+	if (!catalog_signal_kind_accepted(kind))
 	{
 		catalog_restore_user(&saved);
-		SPI_finish();
 		foreach(lc, index_names)
 			ereport(WARNING,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -241,12 +203,8 @@ altered_request_seeds(const char *kind, List *index_names)
 					 errhint("Run ALTER EXTENSION flusso UPDATE, then SELECT flusso_resnapshot('%s').", (char *) lfirst(lc))));
 		return;
 	}
-	if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) "
-							  "SELECT $1, pg_catalog.unnest($2)",
-							  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not request a seed of the indexes a change touched");
+	catalog_insert_requests(kind, index_names);
 	catalog_restore_user(&saved);
-	SPI_finish();
 	request_worker_at_commit(true);
 }
 
@@ -267,7 +225,7 @@ altered_request_seeds_where(const char *kind,
 		return;
 	/* at commit, statements have ended: take a snapshot of our own */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	foreach(lc, index_load_all())
+	foreach(lc, catalog_load_indexes())
 	{
 		StoredIndex *index = lfirst(lc);
 

@@ -14,7 +14,7 @@
 
 #include "nodes/parsenodes.h"
 
-#include "index/definition.h"
+#include "store/catalog_index.h"
 
 extern List *altered_before_statement(Node *stmt);
 extern void altered_note_statement(Node *stmt, List *retyped);

@@ -40,7 +40,7 @@
 #include "binding/ready.h"
 #include "binding/tables.h"
 #include "engine/engine.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "hooks/altered.h"
 #include "hooks/partitions.h"
 

@@ -18,7 +18,7 @@
 #include "document/build.h"
 #include "document/by_id.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 
 PG_FUNCTION_INFO_V1(flusso_build);
 
@@ -32,7 +32,7 @@ flusso_build(PG_FUNCTION_ARGS)
 	Jsonb	   *doc;
 
 	flusso_require_admin();
-	index = index_load(name);
+	index = catalog_load_index(name);
 	flusso_require_reader(index->owner, name);
 	doc = doc_build_one(doc_build_query(index->schema), index->owner, id, name);
 	if (doc == NULL)

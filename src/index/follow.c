@@ -27,7 +27,6 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
@@ -38,6 +37,7 @@
 #include "index/access.h"
 #include "index/follow.h"
 #include "sink/sink.h"
+#include "store/catalog_index.h"
 
 /* documents tables dropped (names) or altered in this transaction */
 static List *docs_dropped = NIL;
@@ -60,32 +60,12 @@ follow(List *dropped, bool altered)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SPI_connect();
 	catalog_become_owner(&saved);
-	if (altered &&
-		SPI_execute("UPDATE flusso.index i SET owner = c.relowner::pg_catalog.regrole, "
-					"updated_at = pg_catalog.now() "
-					"FROM pg_catalog.pg_class c "
-					"WHERE c.relnamespace OPERATOR(pg_catalog.=) 'flusso_docs'::pg_catalog.regnamespace "
-					"AND c.relname OPERATOR(pg_catalog.=) i.name "
-					"AND c.relkind OPERATOR(pg_catalog.=) 'r' "
-					"AND c.relowner OPERATOR(pg_catalog.<>) i.owner::pg_catalog.oid",
-					false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not follow the owners of flusso's documents tables");
+	if (altered)
+		catalog_follow_owners();
 	foreach(lc, dropped)
 	{
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		values[1] = {CStringGetTextDatum(lfirst(lc))};
-
 		/* gone for good: flusso's own drops (an index dropped, a swap) are not */
-		if (SPI_execute_with_args("WITH gone AS (DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
-								  "AND pg_catalog.to_regclass(pg_catalog.quote_ident('flusso_docs') "
-								  "OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident($1)) IS NULL "
-								  "RETURNING name), "
-								  "s AS (DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)), "
-								  "d AS (DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)) "
-								  "SELECT name FROM gone",
-								  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not follow a dropped documents table of flusso");
-		if (SPI_processed > 0)
+		if (catalog_forget_dropped(lfirst(lc)))
 		{
 			ereport(NOTICE,
 					(errmsg("flusso index \"%s\" dropped with its documents table",

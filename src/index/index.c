@@ -25,7 +25,9 @@
 #include "utils/jsonb.h"
 
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
+#include "store/catalog_seed.h"
+#include "store/catalog_signal.h"
 #include "sink/sink.h"
 #include "ipc/requests.h"
 #include "schema/schema.h"
@@ -45,47 +47,6 @@ check_index_name(const char *name)
 }
 
 /*
- * The owner of an index, locked against concurrent changes; InvalidOid when
- * there is no such index.  Runs inside SPI as the catalog owner.
- */
-static Oid
-lock_index(const char *name)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-	bool		isnull;
-	Datum		owner;
-
-	if (SPI_execute_with_args("SELECT owner::oid FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read index \"%s\" from flusso.index", name);
-	if (SPI_processed == 0)
-		return InvalidOid;
-	owner = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return DatumGetObjectId(owner);
-}
-
-/*
- * Lock the row of index name until the transaction ends, as a drop or a
- * replacement does: a change of its sinks made under it cannot cross a
- * seed's start, which holds the row while it creates the next generation.
- */
-void
-index_lock_row(const char *name)
-{
-	CatalogUser saved;
-	Oid			owner;
-
-	SPI_connect();
-	catalog_become_owner(&saved);
-	owner = lock_index(name);
-	catalog_restore_user(&saved);
-	SPI_finish();
-	if (!OidIsValid(owner))
-		index_report_missing(name);
-}
-
-/*
  * flusso_create_index(name text, definition text, replace boolean)
  *
  * Store a validated definition under name, owned by the calling role.  An
@@ -101,8 +62,6 @@ flusso_create_index(PG_FUNCTION_ARGS)
 	Oid			caller = GetUserId();
 	ParsedDefinition *parsed;
 	CatalogUser saved;
-	Oid			argtypes[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, OIDOID};
-	Datum		values[7];
 	Oid			owner = InvalidOid;
 	bool		inserted;
 
@@ -111,25 +70,11 @@ flusso_create_index(PG_FUNCTION_ARGS)
 	parsed = index_parse_definition(definition);
 	index_check_raw_filters(parsed->schema);
 
-	values[0] = CStringGetTextDatum(name);
-	values[1] = CStringGetTextDatum(parsed->version);
-	values[2] = CStringGetTextDatum(parsed->schema->namespace);
-	values[3] = CStringGetTextDatum(parsed->schema->table);
-	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(parsed->canonical));
-	values[5] = PointerGetDatum(definition);
-	values[6] = ObjectIdGetDatum(caller);
-
 	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("INSERT INTO flusso.index "
-							  "(name, version, schema_name, table_name, definition, source, owner) "
-							  "VALUES ($1, $2, $3, $4, $5, $6, $7::regrole) "
-							  "ON CONFLICT (name) DO NOTHING",
-							  7, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not insert index \"%s\" into flusso.index", name);
-	inserted = SPI_processed == 1;
+	inserted = catalog_insert_index(name, parsed, definition, caller);
 	if (!inserted)
-		owner = lock_index(name);
+		owner = catalog_lock_index(name);
 	catalog_restore_user(&saved);
 
 	if (!inserted)
@@ -142,13 +87,7 @@ flusso_create_index(PG_FUNCTION_ARGS)
 		flusso_require_owner(owner, name);
 
 		catalog_become_owner(&saved);
-		/* a new meaning is seeded again; the same meaning is not */
-		if (SPI_execute_with_args("UPDATE flusso.index SET version = $2, schema_name = $3, "
-								  "table_name = $4, definition = $5, source = $6, "
-								  "needs_seed = needs_seed OR version IS DISTINCT FROM $2, "
-								  "updated_at = pg_catalog.now() WHERE name OPERATOR(pg_catalog.=) $1",
-								  6, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not update index \"%s\" in flusso.index", name);
+		catalog_replace_index(name, parsed, definition);
 		catalog_restore_user(&saved);
 	}
 	SPI_finish();
@@ -171,8 +110,6 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	MemoryContext context = CurrentMemoryContext;
 	MemoryContext spi;
 	IndexSink  *sink;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
 	CatalogUser saved;
 	Oid			owner;
 
@@ -180,7 +117,7 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	catalog_become_owner(&saved);
-	owner = lock_index(name);
+	owner = catalog_lock_index(name);
 	catalog_restore_user(&saved);
 	if (!OidIsValid(owner))
 		index_report_missing(name);
@@ -191,18 +128,11 @@ flusso_drop_index(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(spi);
 
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not delete index \"%s\" from flusso.index", name);
-	if (SPI_execute_with_args("DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not delete the signals and seed of index \"%s\"", name);
-	if (SPI_execute("SELECT 1 FROM flusso.index", false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
+	(void) catalog_delete_index(name);
+	catalog_forget_signals(name);
+	catalog_forget_seed(name);
 	/* the last index gone: the worker drops its slot, nothing retains WAL */
-	request_worker_at_commit(SPI_processed > 0);
+	request_worker_at_commit(catalog_has_indexes());
 	catalog_restore_user(&saved);
 	SPI_finish();
 	sink_drop(sink, keep);
@@ -229,7 +159,7 @@ flusso_mapping(PG_FUNCTION_ARGS)
 
 	flusso_require_admin();
 	if (schema_valid_identifier(name))
-		schema = index_load(name)->schema;
+		schema = catalog_load_index(name)->schema;
 	else
 		schema = index_parse_definition(arg)->schema;
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,

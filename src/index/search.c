@@ -19,7 +19,7 @@
 #include "document/search_vector.h"
 #include "flusso.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "sink/sink.h"
 
 PG_FUNCTION_INFO_V1(flusso_search);
@@ -41,7 +41,7 @@ flusso_search(PG_FUNCTION_ARGS)
 
 	flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
-	index = index_load(name);
+	index = catalog_load_index(name);
 	flusso_require_reader(index->owner, name);
 	if (!sink_for_index(name, index->owner, NULL)->table)
 		ereport(ERROR,

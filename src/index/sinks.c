@@ -20,7 +20,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -32,7 +31,8 @@
 
 #include "ipc/requests.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
+#include "store/catalog_rejected.h"
 #include "opensearch/server.h"
 #include "sink/sink.h"
 
@@ -166,9 +166,9 @@ flusso_set_sinks(PG_FUNCTION_ARGS)
 	char	   *normalized = NULL;
 
 	flusso_require_admin();
-	index = index_load(name);
+	index = catalog_load_index(name);
 	flusso_require_owner(index->owner, name);
-	index_lock_row(name);
+	catalog_lock_index_row(name);
 
 	deconstruct_array(sinks, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	for (int i = 0; i < n; i++)
@@ -230,18 +230,11 @@ flusso_set_sinks(PG_FUNCTION_ARGS)
 
 	if (sink_set(name, index->owner, table, server, normalized))
 	{
-		Oid			types[1] = {TEXTOID};
-		Datum		values[1] = {CStringGetTextDatum(name)};
 		CatalogUser saved;
 
-		SPI_connect();
 		catalog_become_owner(&saved);
-		if (SPI_execute_with_args("UPDATE flusso.index SET needs_seed = true, updated_at = pg_catalog.now() "
-								  "WHERE name OPERATOR(pg_catalog.=) $1",
-								  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not mark index \"%s\" for seeding", name);
+		catalog_mark_for_seeding(name, true);
 		catalog_restore_user(&saved);
-		SPI_finish();
 	}
 	request_worker_at_commit(true);
 	request_shipper_at_commit();
@@ -258,32 +251,16 @@ flusso_rejected(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
 	StoredIndex *index;
 	CatalogUser saved;
 
 	flusso_require_admin();
-	index = index_load(name);
+	index = catalog_load_index(name);
 	flusso_require_reader(index->owner, name);
 	InitMaterializedSRF(fcinfo, 0);
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT id, version, status, error_type, reason, rejected_at "
-							  "FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY id",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the rejected documents of index \"%s\"", name);
+	catalog_list_rejected(name, rsinfo);
 	catalog_restore_user(&saved);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		Datum		row[6];
-		bool		isnull[6];
-
-		for (int c = 0; c < 6; c++)
-			row[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, isnull);
-	}
-	SPI_finish();
 	return (Datum) 0;
 }

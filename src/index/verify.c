@@ -30,7 +30,7 @@
 #include "document/session.h"
 #include "flusso.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 #include "index/verify.h"
 #include "sink/sink.h"
 
@@ -129,7 +129,7 @@ flusso_verify(PG_FUNCTION_ARGS)
 
 	flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
-	index = index_load(name);
+	index = catalog_load_index(name);
 	flusso_require_reader(index->owner, name);
 	q = doc_build_query(index->schema);
 	/* before ALTER EXTENSION UPDATE, flusso.sink is not there: the table alone */

@@ -14,7 +14,7 @@
 #include "document/build.h"
 #include "document/session.h"
 #include "funcapi.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
 
 extern void verify_build_all(const StoredIndex *index, const DocumentQuery *q, const char *sql,
 							 BuildSession *session);

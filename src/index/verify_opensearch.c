@@ -33,6 +33,8 @@
 #include "index/verify.h"
 #include "opensearch/api.h"
 #include "opensearch/json.h"
+#include "store/catalog_opensearch_generation.h"
+#include "store/catalog_outbox.h"
 
 #define VERIFY_PAGE 1000
 
@@ -71,36 +73,16 @@ static char *
 served_generation(const StoredIndex *index, char **alias, OpenSearchServer **server,
 				  HTAB *pending)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index->name)};
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
-	char	   *concrete = NULL;
+	char	   *concrete;
 	char	   *server_name = NULL;
 	CatalogUser saved;
+	ListCell   *lc;
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND state OPERATOR(pg_catalog.=) 'served'",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the generations of index \"%s\"", index->name);
-	if (SPI_processed == 1)
-	{
-		concrete = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-		server_name = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-		*alias = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
-	}
-	if (SPI_execute_with_args("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the outbox of index \"%s\"", index->name);
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		id_add(pending, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	MemoryContextSwitchTo(spi);
+	concrete = generation_served(index->name, &server_name, alias);
+	foreach(lc, outbox_ids(index->name))
+		id_add(pending, lfirst(lc));
 	catalog_restore_user(&saved);
-	SPI_finish();
 	if (concrete)
 		*server = os_server_load(server_name, index->owner, false);
 	return concrete;

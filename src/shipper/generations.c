@@ -31,8 +31,6 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -42,28 +40,13 @@
 #include "opensearch/json.h"
 #include "shipper/shipper.h"
 #include "snapshot/request.h"
+#include "store/catalog_opensearch_generation.h"
 
 /* documents read and deleted at a time when a generation is emptied */
 #define EMPTY_PAGE 1000
 
 /* how often the served generation is checked in OpenSearch */
 #define SHIP_CHECK_MS 5000
-
-/* Record a step in its own transaction: sql about generation $1 (and $2). */
-static void
-record(const char *sql, int64 generation, int64 arg2)
-{
-	Oid			types[2] = {INT8OID, INT8OID};
-	Datum		values[2] = {Int64GetDatum(generation), Int64GetDatum(arg2)};
-
-	if (!xact_begin(true, NULL, 0))
-		return;
-	SPI_connect();
-	if (SPI_execute_with_args(sql, strstr(sql, "$2") ? 2 : 1, types, values, NULL, false, 0) < 0)
-		elog(ERROR, "could not run \"%s\"", sql);
-	SPI_finish();
-	xact_commit();
-}
 
 /* Does g still take documents (not retired)? */
 bool
@@ -107,8 +90,11 @@ retire(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 		else if (!os_succeeded(req = os_delete_index(g->server, g->concrete), 404))
 			return failed(x, rt, req);
 	}
-	record("DELETE FROM flusso.opensearch_generation WHERE generation OPERATOR(pg_catalog.=) $1",
-		   g->generation, 0);
+	if (xact_begin(true, NULL, 0))
+	{
+		generation_forget(g->generation);
+		xact_commit();
+	}
 	return true;
 }
 
@@ -128,8 +114,11 @@ create(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 		if (req->status != 400 || type == NULL || strcmp(type, "resource_already_exists_exception") != 0)
 			return failed(x, rt, req);
 	}
-	record("UPDATE flusso.opensearch_generation SET created = true, updated_at = pg_catalog.now() "
-		   "WHERE generation OPERATOR(pg_catalog.=) $1", g->generation, 0);
+	if (xact_begin(true, NULL, 0))
+	{
+		generation_created(g->generation);
+		xact_commit();
+	}
 	g->created = true;
 	return true;
 }
@@ -237,9 +226,11 @@ empty(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 		rt->emptied_to = MemoryContextStrdup(TopMemoryContext, after);
 		return true;
 	}
-	record("UPDATE flusso.opensearch_generation SET truncate_version = NULL, updated_at = pg_catalog.now() "
-		   "WHERE generation OPERATOR(pg_catalog.=) $1 AND truncate_version OPERATOR(pg_catalog.=) $2",
-		   g->generation, g->truncate_version);
+	if (xact_begin(true, NULL, 0))
+	{
+		generation_emptied(g->generation, g->truncate_version);
+		xact_commit();
+	}
 	g->truncate_version = -1;
 	return true;
 }
@@ -265,13 +256,11 @@ serve(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 		return failed(x, rt, req);
 	if (!os_succeeded(req = os_move_alias(g->server, g->alias, holders, g->concrete), 0))
 		return failed(x, rt, req);
-	record("UPDATE flusso.opensearch_generation SET state = CASE WHEN generation OPERATOR(pg_catalog.=) $1 "
-		   "THEN 'served' ELSE 'retired' END, updated_at = pg_catalog.now() "
-		   "WHERE index_name OPERATOR(pg_catalog.=) (SELECT index_name FROM flusso.opensearch_generation "
-		   "WHERE generation OPERATOR(pg_catalog.=) $1) "
-		   "AND (generation OPERATOR(pg_catalog.=) $1 OR state OPERATOR(pg_catalog.=) 'served' "
-		   "OR (state OPERATOR(pg_catalog.=) 'seeded' AND generation OPERATOR(pg_catalog.<) $1))",
-		   g->generation, 0);
+	if (xact_begin(true, NULL, 0))
+	{
+		generation_serve(g->generation);
+		xact_commit();
+	}
 	ereport(LOG,
 			(errmsg("flusso: OpenSearch alias \"%s\" of index \"%s\" now serves \"%s\"",
 					g->alias, x->name, g->concrete)));
@@ -297,8 +286,6 @@ serve(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 static bool
 served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(g->generation)};
 	bool		newer = false;
 	char	   *message;
 	ListCell   *lc;
@@ -312,16 +299,8 @@ served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
 	}
 	if (!xact_begin(true, NULL, 0))
 		return false;
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.opensearch_generation SET state = 'retired', "
-							  "keep = false, updated_at = pg_catalog.now() "
-							  "WHERE generation OPERATOR(pg_catalog.=) $1 "
-							  "AND state OPERATOR(pg_catalog.=) 'served'",
-							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not retire generation " INT64_FORMAT, g->generation);
-	if (SPI_processed == 1 && !newer)
+	if (generation_retire_served(g->generation) && !newer)
 		snap_request_reseed(x->name);
-	SPI_finish();
 	xact_commit();
 	g->state = "retired";
 	message = psprintf("OpenSearch index \"%s\", which alias \"%s\" served, %s; %s",

@@ -45,7 +45,11 @@
 #include "util/attempt.h"
 #include "util/xact.h"
 #include "document/by_id.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
+#include "store/catalog_opensearch_generation.h"
+#include "store/catalog_outbox.h"
+#include "store/catalog_rejected.h"
+#include "store/catalog_sink.h"
 #include "opensearch/bulk.h"
 #include "opensearch/http.h"
 #include "shipper/shipper.h"
@@ -117,39 +121,26 @@ index_paths_end(int level)
 static void
 read_rows(BulkBatch *b)
 {
-	Oid			types[4] = {TEXTOID, INT4OID, INT8OID, INT8OID};
-	Datum		values[4];
+	OutboxRow	after;
+	OutboxRow  *rows;
 	MemoryContext old;
 	int			level = index_paths_begin();
 
-	values[0] = CStringGetTextDatum(b->x->name);
-	values[1] = Int32GetDatum(b->limit);
-	values[2] = Int64GetDatum(b->after ? b->after->version : 0);
-	values[3] = Int64GetDatum(b->after ? b->after->seq : 0);
-	if (SPI_execute_with_args(b->after == NULL
-							  ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "ORDER BY version, seq LIMIT $2"
-							  : "SELECT id, version, seed_only, seq FROM flusso.outbox "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND (version, seq) OPERATOR(pg_catalog.>) ($3, $4) "
-							  "ORDER BY version, seq LIMIT $2",
-							  b->after == NULL ? 2 : 4, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.outbox");
+	if (b->after)
+	{
+		after.version = b->after->version;
+		after.seq = b->after->seq;
+	}
+	b->nrows = outbox_take(b->x->name, b->limit, b->after ? &after : NULL, b->context, &rows);
 	index_paths_end(level);
 	old = MemoryContextSwitchTo(b->context);
-	b->nrows = (int) SPI_processed;
 	b->rows = palloc0(sizeof(QueuedRow) * Max(b->nrows, 1));
 	for (int i = 0; i < b->nrows; i++)
 	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		b->rows[i].id = SPI_getvalue(row, desc, 1);
-		b->rows[i].version = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
-		b->rows[i].seed_only = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
-		b->rows[i].seq = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
+		b->rows[i].id = rows[i].id;
+		b->rows[i].version = rows[i].version;
+		b->rows[i].seed_only = rows[i].seed_only;
+		b->rows[i].seq = rows[i].seq;
 		b->rows[i].first_item = -1;
 	}
 	MemoryContextSwitchTo(old);
@@ -163,7 +154,7 @@ static void
 build_rows(void *arg)
 {
 	BulkBatch  *b = arg;
-	StoredIndex *index = index_load(b->x->name);
+	StoredIndex *index = catalog_load_index(b->x->name);
 	char	  **ids = palloc(sizeof(char *) * b->nrows);
 	char	  **docs;
 	MemoryContext old;
@@ -303,28 +294,13 @@ text_array(List *rows, bool ids)
 static uint64
 forget_rows(const char *index, List *rows)
 {
-	Oid			types[3] = {TEXTOID, TEXTARRAYOID, INT8ARRAYOID};
-	Datum		values[3];
 	int			level;
 	uint64		forgotten;
 
 	if (rows == NIL)
 		return 0;
-	values[0] = CStringGetTextDatum(index);
-	values[1] = text_array(rows, true);
-	values[2] = text_array(rows, false);
 	level = index_paths_begin();
-	if (SPI_execute_with_args("WITH locked AS (SELECT o.id, o.seq FROM flusso.outbox o, "
-							  "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
-							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq "
-							  "FOR UPDATE OF o SKIP LOCKED) "
-							  "DELETE FROM flusso.outbox o USING locked l "
-							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND o.id OPERATOR(pg_catalog.=) l.id AND o.seq OPERATOR(pg_catalog.=) l.seq",
-							  3, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not delete shipped rows from flusso.outbox");
-	forgotten = SPI_processed;
+	forgotten = outbox_forget_shipped(index, text_array(rows, true), text_array(rows, false));
 	index_paths_end(level);
 	return forgotten;
 }
@@ -332,22 +308,9 @@ forget_rows(const char *index, List *rows)
 static void
 reject_row(const char *index, const QueuedRow *r, const BulkItemResult *result)
 {
-	Oid			types[6] = {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID};
-	Datum		values[6];
-
-	values[0] = CStringGetTextDatum(index);
-	values[1] = CStringGetTextDatum(r->id);
-	values[2] = Int64GetDatum(r->version);
-	values[3] = Int32GetDatum(result->status);
-	values[4] = CStringGetTextDatum(result->error_type ? result->error_type : "unknown");
-	values[5] = CStringGetTextDatum(result->reason ? result->reason : "");
-	if (SPI_execute_with_args("INSERT INTO flusso.rejected AS r (index_name, id, version, status, error_type, reason) "
-							  "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (index_name, id) DO UPDATE SET "
-							  "version = EXCLUDED.version, status = EXCLUDED.status, "
-							  "error_type = EXCLUDED.error_type, reason = EXCLUDED.reason, "
-							  "rejected_at = EXCLUDED.rejected_at",
-							  6, types, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record a rejected document");
+	catalog_record_rejected(index, r->id, r->version, result->status,
+							result->error_type ? result->error_type : "unknown",
+							result->reason ? result->reason : "");
 }
 
 /*
@@ -357,17 +320,9 @@ reject_row(const char *index, const QueuedRow *r, const BulkItemResult *result)
 static void
 stop_index(const char *index, int n, const char *error_type)
 {
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
-
-	values[0] = CStringGetTextDatum(index);
-	values[1] = CStringGetTextDatum(psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
-											 n, error_type, index, index));
-	if (SPI_execute_with_args("UPDATE flusso.sink SET stopped = $2 "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
-							  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not stop the shipping of index \"%s\"", index);
+	catalog_stop_shipping(index,
+						  psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
+								   n, error_type, index, index));
 }
 
 /*
@@ -415,21 +370,14 @@ record(BulkBatch *b, Outcome *out)
 static bool
 read_targets(BulkBatch *b)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(b->x->name)};
+	int			n;
+	int64	   *generations = generation_targets(b->x->name, &n);
 	MemoryContext old;
 
-	if (SPI_execute_with_args("SELECT generation FROM flusso.opensearch_generation "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND state OPERATOR(pg_catalog.<>) 'retired'",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.opensearch_generation");
 	old = MemoryContextSwitchTo(b->context);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	for (int i = 0; i < n; i++)
 	{
-		bool		isnull;
-		int64		generation = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-															 SPI_tuptable->tupdesc, 1, &isnull));
+		int64		generation = generations[i];
 		ShipGeneration *found = NULL;
 		ListCell   *lc;
 

@@ -14,7 +14,6 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -22,7 +21,8 @@
 
 #include "ipc/shared.h"
 #include "util/xact.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
+#include "store/catalog_opensearch_generation.h"
 #include "opensearch/api.h"
 #include "schema/schema.h"
 #include "shipper/shipper.h"
@@ -42,46 +42,30 @@ find_index(List *indexes, const char *name)
 	return NULL;
 }
 
-static char *
-column_text(int row, int column)
-{
-	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, column);
-}
-
-static Datum
-column(int row, int column, bool *isnull)
-{
-	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, column, isnull);
-}
-
 /* The indexes whose sinks include OpenSearch, in name order. */
 static List *
 load_indexes(MemoryContext context)
 {
+	MemoryContext old = MemoryContextSwitchTo(context);
+	List	   *rows = catalog_opensearch_indexes();
 	List	   *indexes = NIL;
+	ListCell   *lc;
 
-	if (SPI_execute("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
-					"s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped, i.owner::pg_catalog.text "
-					"FROM flusso.sink s JOIN flusso.index i ON i.name OPERATOR(pg_catalog.=) s.index_name "
-					"WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch' ORDER BY i.name",
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.sink");
-	for (uint64 i = 0; i < SPI_processed; i++)
+	foreach(lc, rows)
 	{
-		MemoryContext old = MemoryContextSwitchTo(context);
+		OpenSearchIndexRow *row = lfirst(lc);
 		ShipIndex  *x = palloc0(sizeof(ShipIndex));
-		bool		isnull;
 
-		x->name = column_text(i, 1);
+		x->name = row->name;
 		x->live = true;
-		x->owner = DatumGetObjectId(column(i, 2, &isnull));
-		x->server_name = column_text(i, 3);
-		x->on_error = column_text(i, 4);
-		x->stopped = column_text(i, 5);
-		x->owner_name = column_text(i, 6);
+		x->owner = row->owner;
+		x->server_name = row->server_name;
+		x->on_error = row->on_error;
+		x->stopped = row->stopped;
+		x->owner_name = row->owner_name;
 		indexes = lappend(indexes, x);
-		MemoryContextSwitchTo(old);
 	}
+	MemoryContextSwitchTo(old);
 	return indexes;
 }
 
@@ -95,48 +79,30 @@ load_indexes(MemoryContext context)
 static List *
 load_generations(List *indexes, MemoryContext context)
 {
-	if (SPI_execute("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
-					"g.alias, g.concrete, g.state, g.created, g.keep, "
-					"COALESCE(g.seeded_version, -1), COALESCE(g.truncate_version, -1), "
-					"(g.settings OPERATOR(pg_catalog.->>) 'shards')::pg_catalog.int4, "
-					"pg_catalog.jsonb_build_object('index', pg_catalog.jsonb_build_object("
-					"'number_of_replicas', (g.settings OPERATOR(pg_catalog.->>) 'replicas')::pg_catalog.int4, "
-					"'refresh_interval', g.settings OPERATOR(pg_catalog.->>) 'refresh_interval'))::pg_catalog.text, "
-					"NOT EXISTS (SELECT 1 FROM flusso.outbox o "
-					"WHERE o.index_name OPERATOR(pg_catalog.=) g.index_name "
-					"AND o.version OPERATOR(pg_catalog.<=) g.seeded_version), "
-					"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
-					"WHERE r.index_name OPERATOR(pg_catalog.=) g.index_name "
-					"AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at) "
-					"FROM flusso.opensearch_generation g ORDER BY g.generation",
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.opensearch_generation");
-	for (uint64 i = 0; i < SPI_processed; i++)
+	MemoryContext old = MemoryContextSwitchTo(context);
+	ListCell   *lc;
+
+	foreach(lc, generation_load_all())
 	{
-		MemoryContext old = MemoryContextSwitchTo(context);
+		GenerationRow *row = lfirst(lc);
 		ShipGeneration *g = palloc0(sizeof(ShipGeneration));
 		ShipIndex  *x;
-		bool		isnull;
-		char	   *server_name;
-		Oid			owner;
 
-		g->generation = DatumGetInt64(column(i, 1, &isnull));
-		g->index_name = column_text(i, 2);
-		server_name = column_text(i, 3);
-		owner = DatumGetObjectId(column(i, 4, &isnull));
-		g->alias = column_text(i, 5);
-		g->concrete = column_text(i, 6);
-		g->state = column_text(i, 7);
-		g->created = DatumGetBool(column(i, 8, &isnull));
-		g->keep = DatumGetBool(column(i, 9, &isnull));
-		g->seeded_version = DatumGetInt64(column(i, 10, &isnull));
-		g->truncate_version = DatumGetInt64(column(i, 11, &isnull));
-		g->create_body = column_text(i, 12);	/* shards, for now */
-		g->live_settings = column_text(i, 13);
-		g->server = os_server_load(server_name, owner, true);
+		g->generation = row->generation;
+		g->index_name = row->index_name;
+		g->alias = row->alias;
+		g->concrete = row->concrete;
+		g->state = row->state;
+		g->created = row->created;
+		g->keep = row->keep;
+		g->seeded_version = row->seeded_version;
+		g->truncate_version = row->truncate_version;
+		g->create_body = row->create_body;	/* shards, for now */
+		g->live_settings = row->live_settings;
+		g->server = os_server_load(row->server_name, row->owner, true);
 
-		g->drained = DatumGetBool(column(i, 14, &isnull));
-		g->rejected = DatumGetInt64(column(i, 15, &isnull));
+		g->drained = row->drained;
+		g->rejected = row->rejected;
 
 		x = find_index(indexes, g->index_name);
 		if (x == NULL)
@@ -144,12 +110,12 @@ load_generations(List *indexes, MemoryContext context)
 			/* dropped, or its sink removed: only retiring is left */
 			x = palloc0(sizeof(ShipIndex));
 			x->name = g->index_name;
-			x->owner = owner;
+			x->owner = row->owner;
 			indexes = lappend(indexes, x);
 		}
 		x->generations = lappend(x->generations, g);
-		MemoryContextSwitchTo(old);
 	}
+	MemoryContextSwitchTo(old);
 	return indexes;
 }
 
@@ -190,7 +156,7 @@ ship_load(List **indexes)
 			if (g->created || !ship_generation_active(g) || !x->live)
 				continue;
 			if (mapping == NULL)
-				mapping = schema_mapping_json(index_load(x->name)->schema);
+				mapping = schema_mapping_json(catalog_load_index(x->name)->schema);
 			/* a seed writes with refresh off and no replicas, restored when served */
 			body = os_index_body(mapping, atoi(g->create_body), 0, "-1");
 			g->create_body = MemoryContextStrdup(context, body);

@@ -20,8 +20,8 @@
  * Dropping the index retires them all, and the shipper deletes them (or,
  * kept, forgets them).
  *
- * Every statement runs as the catalog's owner: the index's owner may not
- * read or write flusso's tables.
+ * Every statement (store/'s verbs) runs as the catalog's owner: the
+ * index's owner may not read or write flusso's tables.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -29,41 +29,16 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "utils/builtins.h"
 
 #include "util/pinned.h"
 #include "ipc/requests.h"
 #include "opensearch/server.h"
 #include "sink/opensearch_sink.h"
-
-/* Run a statement as the catalog's owner; returns SPI_processed. */
-static uint64
-run(const char *sql, int nargs, Oid *types, Datum *values, int expected)
-{
-	CatalogUser saved;
-	uint64		processed;
-
-	SPI_connect();
-	catalog_become_owner(&saved);
-	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != expected)
-		elog(ERROR, "could not run \"%s\"", sql);
-	processed = SPI_processed;
-	catalog_restore_user(&saved);
-	SPI_finish();
-	return processed;
-}
-
-/* A statement about the sink's index, its name as $1. */
-static uint64
-run_for_index(const IndexSink *sink, const char *sql, int expected)
-{
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(sink->index)};
-
-	return run(sql, 1, types, values, expected);
-}
+#include "store/catalog_opensearch_generation.h"
+#include "store/catalog_outbox.h"
+#include "store/catalog_rejected.h"
+#include "store/catalog_sink.h"
 
 /* The current generation needs nothing created: a seed makes it. */
 static bool
@@ -81,11 +56,13 @@ opensearch_sink_create(const IndexSink *sink)
 static bool
 opensearch_sink_needs_seed(const IndexSink *sink)
 {
-	return run_for_index(sink,
-						 "SELECT 1 FROM flusso.opensearch_generation "
-						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.<>) 'retired'",
-						 SPI_OK_SELECT) == 0;
+	CatalogUser saved;
+	bool		active;
+
+	catalog_become_owner(&saved);
+	active = generation_any_active(sink->index);
+	catalog_restore_user(&saved);
+	return !active;
 }
 
 /*
@@ -95,18 +72,16 @@ opensearch_sink_needs_seed(const IndexSink *sink)
 static void
 opensearch_sink_drop(const IndexSink *sink, bool keep)
 {
-	run_for_index(sink, "DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
-				  SPI_OK_DELETE);
-	run_for_index(sink, "DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1",
-				  SPI_OK_DELETE);
+	CatalogUser saved;
+
+	catalog_become_owner(&saved);
+	outbox_forget(sink->index);
+	catalog_forget_rejected(sink->index);
 	if (keep)
-		run_for_index(sink, "DELETE FROM flusso.opensearch_generation "
-					  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-					  "AND state OPERATOR(pg_catalog.<>) 'retired'", SPI_OK_DELETE);
+		generation_forget_active(sink->index);
 	else
-		run_for_index(sink, "UPDATE flusso.opensearch_generation SET state = 'retired', "
-					  "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1",
-					  SPI_OK_UPDATE);
+		generation_retire_all(sink->index);
+	catalog_restore_user(&saved);
 	request_shipper_at_commit();
 }
 
@@ -117,19 +92,13 @@ opensearch_sink_drop(const IndexSink *sink, bool keep)
 static int64
 opensearch_sink_queue(const IndexSink *sink, SinkTarget target, Datum ids, XLogRecPtr version)
 {
-	Oid			types[4] = {TEXTOID, TEXTARRAYOID, INT8OID, BOOLOID};
-	Datum		values[4];
+	CatalogUser saved;
+	uint64		queued;
 
-	values[0] = CStringGetTextDatum(sink->index);
-	values[1] = ids;
-	values[2] = Int64GetDatum((int64) version);
-	values[3] = BoolGetDatum(target == SINK_NEXT);
-	return (int64) run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
-					   "SELECT $1, u.id, $3, $4 FROM pg_catalog.unnest($2) u(id) "
-					   "ON CONFLICT (index_name, id) DO UPDATE SET "
-					   "version = GREATEST(o.version, EXCLUDED.version), "
-					   "seed_only = o.seed_only AND EXCLUDED.seed_only, seq = EXCLUDED.seq",
-					   4, types, values, SPI_OK_INSERT);
+	catalog_become_owner(&saved);
+	queued = outbox_queue(sink->index, ids, version, target == SINK_NEXT);
+	catalog_restore_user(&saved);
+	return (int64) queued;
 }
 
 /*
@@ -139,15 +108,12 @@ opensearch_sink_queue(const IndexSink *sink, SinkTarget target, Datum ids, XLogR
 static void
 opensearch_sink_truncate(const IndexSink *sink, SinkTarget target, XLogRecPtr version)
 {
-	Oid			types[2] = {TEXTOID, INT8OID};
-	Datum		values[2] = {CStringGetTextDatum(sink->index), Int64GetDatum((int64) version)};
+	CatalogUser saved;
 
-	run_for_index(sink, "DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
-				  SPI_OK_DELETE);
-	run("UPDATE flusso.opensearch_generation SET truncate_version = $2, "
-		"updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
-		"AND state OPERATOR(pg_catalog.<>) 'retired'",
-		2, types, values, SPI_OK_UPDATE);
+	catalog_become_owner(&saved);
+	outbox_forget(sink->index);
+	generation_truncate(sink->index, version);
+	catalog_restore_user(&saved);
 	request_shipper_at_commit();
 }
 
@@ -155,9 +121,13 @@ opensearch_sink_truncate(const IndexSink *sink, SinkTarget target, XLogRecPtr ve
 static void
 retire_seeding(const IndexSink *sink)
 {
-	if (run_for_index(sink, "UPDATE flusso.opensearch_generation SET state = 'retired', "
-					  "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
-					  "AND state OPERATOR(pg_catalog.=) 'seeding'", SPI_OK_UPDATE) > 0)
+	CatalogUser saved;
+	uint64		retired;
+
+	catalog_become_owner(&saved);
+	retired = generation_retire_seeding(sink->index);
+	catalog_restore_user(&saved);
+	if (retired > 0)
 		request_shipper_at_commit();
 }
 
@@ -173,33 +143,26 @@ static void
 opensearch_sink_next_begin(const IndexSink *sink)
 {
 	OpenSearchServer *server = os_server_load(sink->server, sink->owner, false);
-	Oid			types[5] = {TEXTOID, TEXTOID, OIDOID, TEXTOID, JSONBOID};
-	Datum		values[5];
+	CatalogUser saved;
 
 	retire_seeding(sink);
-	values[0] = CStringGetTextDatum(sink->index);
-	values[1] = CStringGetTextDatum(sink->server);
-	values[2] = ObjectIdGetDatum(sink->owner);
-	values[3] = CStringGetTextDatum(psprintf("%s%s", server->index_prefix, sink->index));
-	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sink->options));
-	run("INSERT INTO flusso.opensearch_generation "
-		"(generation, index_name, server_name, owner, alias, concrete, settings, state) "
-		"SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
-		"pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
-		"$5, 'seeding' "
-		"FROM pg_catalog.nextval('flusso.generation_seq') g",
-		5, types, values, SPI_OK_INSERT);
+	catalog_become_owner(&saved);
+	generation_begin(sink->index, sink->server, sink->owner,
+					 psprintf("%s%s", server->index_prefix, sink->index), sink->options);
+	catalog_restore_user(&saved);
 	request_shipper_at_commit();
 }
 
 static bool
 opensearch_sink_next_exists(const IndexSink *sink)
 {
-	return run_for_index(sink,
-						 "SELECT 1 FROM flusso.opensearch_generation "
-						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.=) 'seeding'",
-						 SPI_OK_SELECT) > 0;
+	CatalogUser saved;
+	bool		seeding;
+
+	catalog_become_owner(&saved);
+	seeding = generation_any_seeding(sink->index);
+	catalog_restore_user(&saved);
+	return seeding;
 }
 
 static void
@@ -216,11 +179,11 @@ opensearch_sink_next_discard(const IndexSink *sink)
 static void
 opensearch_sink_next_swap(const IndexSink *sink)
 {
-	run_for_index(sink, "UPDATE flusso.opensearch_generation SET state = 'seeded', "
-				  "seeded_version = pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), "
-				  "'0/0')::pg_catalog.int8, updated_at = pg_catalog.now() "
-				  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-				  "AND state OPERATOR(pg_catalog.=) 'seeding'", SPI_OK_UPDATE);
+	CatalogUser saved;
+
+	catalog_become_owner(&saved);
+	generation_seeded(sink->index);
+	catalog_restore_user(&saved);
 	request_shipper_at_commit();
 }
 
@@ -232,20 +195,13 @@ opensearch_sink_next_swap(const IndexSink *sink)
 static void
 opensearch_sink_retry_rejected(const IndexSink *sink, XLogRecPtr version)
 {
-	Oid			types[2] = {TEXTOID, INT8OID};
-	Datum		values[2] = {CStringGetTextDatum(sink->index), Int64GetDatum((int64) version)};
+	CatalogUser saved;
 
-	run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
-		"SELECT index_name, id, $2, false FROM flusso.rejected "
-		"WHERE index_name OPERATOR(pg_catalog.=) $1 "
-		"ON CONFLICT (index_name, id) DO UPDATE SET "
-		"version = GREATEST(o.version, EXCLUDED.version), seed_only = false, seq = EXCLUDED.seq",
-		2, types, values, SPI_OK_INSERT);
-	run_for_index(sink, "DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1",
-				  SPI_OK_DELETE);
-	run_for_index(sink, "UPDATE flusso.sink SET stopped = NULL "
-				  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-				  "AND sink OPERATOR(pg_catalog.=) 'opensearch'", SPI_OK_UPDATE);
+	catalog_become_owner(&saved);
+	outbox_requeue_rejected(sink->index, version);
+	catalog_forget_rejected(sink->index);
+	catalog_resume_shipping(sink->index);
+	catalog_restore_user(&saved);
 	request_shipper_at_commit();
 }
 

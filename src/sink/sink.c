@@ -22,10 +22,10 @@
 #include "executor/spi.h"
 #include "catalog/namespace.h"
 #include "utils/builtins.h"
-#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 
 #include "util/pinned.h"
+#include "store/catalog_sink.h"
 #include "flusso.h"
 #include "sink/opensearch_sink.h"
 #include "sink/sink.h"
@@ -47,11 +47,9 @@ IndexSink *
 sink_for_index(const char *index, Oid owner, const IndexSchema *schema)
 {
 	IndexSink  *sink = palloc0(sizeof(IndexSink));
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index)};
 	CatalogUser saved;
+	List	   *rows;
+	ListCell   *lc;
 
 	sink->index = pstrdup(index);
 	sink->owner = owner;
@@ -63,31 +61,22 @@ sink_for_index(const char *index, Oid owner, const IndexSchema *schema)
 		return sink;
 	}
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY sink",
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the sinks of index \"%s\"", index);
+	rows = catalog_read_sinks(index);
 	catalog_restore_user(&saved);
-	spi = MemoryContextSwitchTo(caller);
-	sink->table = SPI_processed == 0;
-	for (uint64 i = 0; i < SPI_processed; i++)
+	sink->table = rows == NIL;
+	foreach(lc, rows)
 	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *kind = SPI_getvalue(row, desc, 1);
+		SinkRow    *row = lfirst(lc);
 
-		if (strcmp(kind, "table") == 0)
+		if (strcmp(row->sink, "table") == 0)
 			sink->table = true;
 		else
 		{
-			sink->server = SPI_getvalue(row, desc, 2);
-			sink->options = SPI_getvalue(row, desc, 3);
+			sink->server = row->server_name;
+			sink->options = row->options;
 		}
 	}
-	MemoryContextSwitchTo(spi);
-	SPI_finish();
 	if (sink->table)
 		sink->ops = lappend(sink->ops, (void *) &table_sink_ops);
 	if (sink->server)
@@ -128,9 +117,6 @@ sink_set(const char *index, Oid owner, bool table, const char *server, const cha
 {
 	IndexSink  *old = sink_for_index(index, owner, NULL);
 	IndexSink	new = {index, owner, NULL, NIL, table, (char *) server, (char *) options};
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, JSONBOID};
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
 	bool		same_server = old->server && server && strcmp(old->server, server) == 0;
 	bool		seed = false;
 	CatalogUser saved;
@@ -147,27 +133,9 @@ sink_set(const char *index, Oid owner, bool table, const char *server, const cha
 	if (server && !(same_server && same_index_options(old->options, options)))
 		seed = true;
 
-	values[0] = CStringGetTextDatum(index);
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not replace the sinks of index \"%s\"", index);
-	for (int i = 0; i < 2; i++)
-	{
-		if ((i == 0 && !table) || (i == 1 && !server))
-			continue;
-		values[1] = CStringGetTextDatum(i == 0 ? "table" : "opensearch");
-		values[2] = i == 0 ? (Datum) 0 : CStringGetTextDatum(server);
-		nulls[2] = i == 0 ? 'n' : ' ';
-		values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(i == 0 ? "{}" : options));
-		if (SPI_execute_with_args("INSERT INTO flusso.sink (index_name, sink, server_name, options) "
-								  "VALUES ($1, $2, $3, $4)",
-								  4, types, values, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not record the sinks of index \"%s\"", index);
-	}
+	catalog_replace_sinks(index, table, server, options);
 	catalog_restore_user(&saved);
-	SPI_finish();
 	return seed;
 }
 
@@ -191,9 +159,7 @@ sink_signature_sql(const char *index_column)
 {
 	if (!sinks_recorded())
 		return pstrdup("NULL");
-	return psprintf("(SELECT pg_catalog.string_agg(pg_catalog.concat_ws(':', s.sink, s.server_name, "
-					"s.options::pg_catalog.text), ',' ORDER BY s.sink) FROM flusso.sink s "
-					"WHERE s.index_name OPERATOR(pg_catalog.=) %s)", index_column);
+	return catalog_sinks_signature_sql(index_column);
 }
 
 /* Does a sink lack storage for the current generation? */
@@ -254,19 +220,13 @@ sink_drop(const IndexSink *sink, bool keep)
 void
 sink_forget(const char *index)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index)};
 	CatalogUser saved;
 
 	if (!sinks_recorded())
 		return;
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not forget the sinks of index \"%s\"", index);
+	catalog_forget_sinks(index);
 	catalog_restore_user(&saved);
-	SPI_finish();
 }
 
 /*

@@ -20,15 +20,15 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/uuid.h"
 
 #include "index/access.h"
 #include "engine/engine.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
+#include "store/catalog_rejected.h"
+#include "store/catalog_signal.h"
 #include "ipc/requests.h"
 #include "snapshot/request.h"
 
@@ -39,21 +39,12 @@ PG_FUNCTION_INFO_V1(flusso_retry_rejected);
 static Datum
 insert_signal(const char *kind, const char *name)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(kind), CStringGetTextDatum(name)};
 	CatalogUser saved;
-	bool		isnull;
 	Datum		id;
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) VALUES ($1, $2) RETURNING id",
-							  2, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not insert a %s request for index \"%s\"", kind, name);
-	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	id = SPI_datumTransfer(id, false, UUID_LEN);
+	id = catalog_insert_request(kind, name);
 	catalog_restore_user(&saved);
-	SPI_finish();
 	request_worker_at_commit(true);
 	return id;
 }
@@ -65,7 +56,7 @@ insert_request(const char *kind, const char *name)
 	StoredIndex *index;
 
 	flusso_require_admin();
-	index = index_load(name);
+	index = catalog_load_index(name);
 	flusso_require_owner(index->owner, name);
 	return insert_signal(kind, name);
 }
@@ -97,21 +88,12 @@ Datum
 flusso_retry_rejected(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
 	CatalogUser saved;
-	bool		isnull;
 	int64		count;
 
 	(void) insert_request(SIGNAL_RETRY, name);
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM flusso.rejected "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not count the rejected documents of index \"%s\"", name);
-	count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	count = catalog_count_rejected(name);
 	catalog_restore_user(&saved);
-	SPI_finish();
 	PG_RETURN_INT64(count);
 }

@@ -28,8 +28,10 @@
  * deleted.  The slot is confirmed only past batches whose transaction
  * committed, so never past the saved cursor's chunk.
  *
- * The seed owns flusso.seed (its cursor) and its watermark rows; it reads
- * and writes an index's documents only through the engine's verbs.  When
+ * The seed owns its cursor (a row of flusso.seed) and its watermark rows,
+ * which it writes through the verbs of store/catalog_seed.c and
+ * store/catalog_signal.c; it reads and writes an index's documents only
+ * through the engine's verbs.  When
  * a transaction finds the extension dropped, a step returns: the worker's
  * loop sees the drop and ends.
  *
@@ -39,19 +41,19 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "ipc/shared.h"
-#include "util/text_array.h"
 #include "util/xact.h"
 #include "flusso.h"
 #include "snapshot/seed.h"
+#include "store/catalog_index.h"
+#include "store/catalog_seed.h"
+#include "store/catalog_signal.h"
 
 /* A transaction of the seed's own, with SPI; false when flusso is gone. */
 static bool
@@ -69,18 +71,6 @@ end_transaction(void)
 {
 	SPI_finish();
 	xact_commit();
-}
-
-/* Run a statement about index name with the name as $1 (and more text). */
-static void
-execute(const char *sql, int expected, const char *name, const char *arg2)
-{
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(name),
-	arg2 ? CStringGetTextDatum(arg2) : (Datum) 0};
-
-	if (SPI_execute_with_args(sql, arg2 ? 2 : 1, argtypes, values, NULL, false, 0) != expected)
-		elog(ERROR, "could not run \"%s\"", sql);
 }
 
 /* The phase of the seeded index, with the seed's progress. */
@@ -112,16 +102,6 @@ report(Seed *seed, IndexPhase phase, const char *message)
 	LWLockRelease(flusso_shared->lock);
 }
 
-/* A text[] column of the current SPI row, as n strings, or NULL. */
-static char **
-text_array_column(int column, int n)
-{
-	bool		isnull;
-	Datum		value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, column, &isnull);
-
-	return isnull ? NULL : text_array_to_strings(value, n);
-}
-
 /* A key, copied into context. */
 static char **
 copy_key(MemoryContext context, char **key, int nkeys)
@@ -137,28 +117,19 @@ copy_key(MemoryContext context, char **key, int nkeys)
 static bool
 resume(Seed *seed, bool writes_next)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(engine_index_name(seed->ei)),
-	CStringGetTextDatum(engine_index_version(seed->ei))};
-	bool		isnull;
-	MemoryContext old;
+	SeedRow		row;
 
 	/* only a generation that received every change since the worker started */
 	if (!writes_next)
 		return false;
-	if (SPI_execute_with_args("SELECT last_key, max_key, done, total FROM flusso.seed "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND version OPERATOR(pg_catalog.=) $2",
-							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.seed");
-	if (SPI_processed == 0 || !engine_next_exists(seed->ei))
+	if (!catalog_read_seed(engine_index_name(seed->ei), engine_index_version(seed->ei),
+						   seed->nkeys, seed->context, &row) ||
+		!engine_next_exists(seed->ei))
 		return false;
-	old = MemoryContextSwitchTo(seed->context);
-	seed->last_key = text_array_column(1, seed->nkeys);
-	seed->max_key = text_array_column(2, seed->nkeys);
-	MemoryContextSwitchTo(old);
-	seed->done = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
-	seed->total = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
+	seed->last_key = row.last_key;
+	seed->max_key = row.max_key;
+	seed->done = row.done;
+	seed->total = row.total;
 	return true;
 }
 
@@ -170,26 +141,13 @@ static void
 start(void *arg)
 {
 	Seed	   *seed = arg;
-	Oid			argtypes[4] = {TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID};
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
 	char	  **largest = engine_largest_key(seed->ei);
 
 	seed->max_key = largest ? copy_key(seed->context, largest, seed->nkeys) : NULL;
 	seed->total = seed->max_key ? engine_estimated_rows(seed->ei) : 0;
 	engine_next_begin(seed->ei);
-	values[0] = CStringGetTextDatum(engine_index_name(seed->ei));
-	values[1] = CStringGetTextDatum(engine_index_version(seed->ei));
-	values[2] = seed->max_key ? text_array_from_strings(seed->max_key, seed->nkeys) : (Datum) 0;
-	nulls[2] = seed->max_key ? ' ' : 'n';
-	values[3] = Int64GetDatum(seed->total);
-	if (SPI_execute_with_args("INSERT INTO flusso.seed (index_name, version, max_key, total) "
-							  "VALUES ($1, $2, $3, $4) ON CONFLICT (index_name) DO UPDATE SET "
-							  "version = $2, last_key = NULL, max_key = $3, done = 0, total = $4, "
-							  "started_at = pg_catalog.clock_timestamp(), "
-							  "updated_at = pg_catalog.clock_timestamp()",
-							  4, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the seed of index \"%s\"", engine_index_name(seed->ei));
+	catalog_start_seed(engine_index_name(seed->ei), engine_index_version(seed->ei),
+					   seed->max_key, seed->nkeys, seed->total);
 }
 
 /*
@@ -200,22 +158,9 @@ start(void *arg)
 void
 seed_mark_resumable(Engine *engine)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
-	List	   *names = NIL;
 	ListCell   *lc;
 
-	SPI_connect();
-	if (SPI_execute("SELECT s.index_name FROM flusso.seed s JOIN flusso.index i "
-					"ON i.name OPERATOR(pg_catalog.=) s.index_name "
-					"AND i.version OPERATOR(pg_catalog.=) s.version", true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.seed");
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	MemoryContextSwitchTo(spi);
-	SPI_finish();
-	foreach(lc, names)
+	foreach(lc, catalog_resumable_seeds())
 	{
 		EngineIndex *ei = engine_index(engine, lfirst(lc));
 
@@ -266,10 +211,7 @@ begin_one(EngineIndex *ei, const char *publication, MemoryContext parent)
 	 * and a change of sinks, which locks the row first, retires it.  A
 	 * change that came first is seen once the row is ours.
 	 */
-	execute("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
-			"AND version OPERATOR(pg_catalog.=) $2 FOR SHARE",
-			SPI_OK_SELECT, engine_index_name(ei), engine_index_version(ei));
-	if (SPI_processed == 0)
+	if (!catalog_lock_index_version(engine_index_name(ei), engine_index_version(ei), false))
 		waiting = "waiting to seed: the index was dropped or replaced, the worker restarts";
 	else if (!engine_index_sinks_current(ei))
 		waiting = "waiting to seed: the index's sinks changed, the worker restarts";
@@ -328,17 +270,9 @@ seed_begin(Engine *engine, const char *publication, MemoryContext parent)
 static bool
 insert_watermark(Seed *seed, const char *kind, char *id)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(kind),
-	CStringGetTextDatum(engine_index_name(seed->ei))};
-
 	if (!begin_transaction())
 		return false;
-	if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) VALUES ($1, $2) "
-							  "RETURNING id::pg_catalog.text",
-							  2, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not insert a %s watermark", kind);
-	strlcpy(id, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), UUID_TEXT_LEN);
+	strlcpy(id, catalog_insert_watermark(kind, engine_index_name(seed->ei)), UUID_TEXT_LEN);
 	end_transaction();
 	return true;
 }
@@ -415,25 +349,17 @@ seed_finish(Seed **seed)
 	if (!begin_transaction())
 		return;
 	/* a definition or sinks changed meanwhile: their own seed follows the restart */
-	execute("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
-			"AND version OPERATOR(pg_catalog.=) $2 FOR UPDATE",
-			SPI_OK_SELECT, name, engine_index_version(ei));
-	current = SPI_processed == 1 && engine_index_sinks_current(ei);
+	current = catalog_lock_index_version(name, engine_index_version(ei), true) &&
+		engine_index_sinks_current(ei);
 	/* a view on the documents table, say: this index stops, not all */
 	if (current && !engine_attempt(ei, "could not swap in the seeded documents", swap, ei))
 		current = false;
 	if (current)
 	{
-		execute("UPDATE flusso.index SET needs_seed = false WHERE name OPERATOR(pg_catalog.=) $1",
-				SPI_OK_UPDATE, name, NULL);
+		catalog_mark_seeded(name);
 		/* requests that this seed answered: they arrived before it started */
-		execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) "
-				"ANY (ARRAY['" SIGNAL_RESNAPSHOT "', '" SIGNAL_PARTITIONS "', '" SIGNAL_ALTERED "']) "
-				"AND index_name OPERATOR(pg_catalog.=) $1 AND created_at OPERATOR(pg_catalog.<=) "
-				"(SELECT started_at FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1)",
-				SPI_OK_DELETE, name, NULL);
-		execute("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
-				SPI_OK_DELETE, name, NULL);
+		catalog_forget_answered_signals(name);
+		catalog_forget_seed(name);
 	}
 	end_transaction();
 	if (current)
@@ -470,24 +396,10 @@ keys_to_build(void *arg)
 static void
 save_cursor(Seed *s)
 {
-	Oid			argtypes[3] = {TEXTOID, TEXTARRAYOID, INT8OID};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
-
 	s->done += list_length(s->chunk);
 	if (s->chunk != NIL)
 		s->last_key = copy_key(s->context, llast(s->chunk), s->nkeys);
-	values[0] = CStringGetTextDatum(engine_index_name(s->ei));
-	values[1] = s->last_key ? text_array_from_strings(s->last_key, s->nkeys) : (Datum) 0;
-	nulls[1] = s->last_key ? ' ' : 'n';
-	values[2] = Int64GetDatum(s->done);
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.seed SET last_key = $2, done = $3, "
-							  "updated_at = pg_catalog.clock_timestamp() "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  3, argtypes, values, nulls, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not save the seed cursor of index \"%s\"", engine_index_name(s->ei));
-	SPI_finish();
+	catalog_save_seed(engine_index_name(s->ei), s->last_key, s->nkeys, s->done);
 }
 
 /*
@@ -541,9 +453,7 @@ seed_watermark(Seed **seed, const char *id, XLogRecPtr lsn)
 	}
 	if (s && s->state == SEED_AWAIT_HIGH && strcmp(id, s->high) == 0)
 	{
-		execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text "
-				"OPERATOR(pg_catalog.=) ANY (ARRAY[$1, $2])",
-				SPI_OK_DELETE, s->low, s->high);
+		catalog_forget_watermarks(s->low, s->high);
 		close_chunk(seed);
 		return true;
 	}

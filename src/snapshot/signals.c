@@ -14,7 +14,6 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -22,17 +21,9 @@
 #include "ipc/shared.h"
 #include "util/xact.h"
 #include "snapshot/seed.h"
-
-/* Run a statement about index name with the name as $1. */
-static void
-execute(const char *sql, int expected, const char *name)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-
-	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != expected)
-		elog(ERROR, "could not run \"%s\"", sql);
-}
+#include "store/catalog_index.h"
+#include "store/catalog_seed.h"
+#include "store/catalog_signal.h"
 
 /* The phase of an index, and what flusso_status() shows beside it. */
 static void
@@ -99,14 +90,11 @@ seed_again(Engine *engine, Seed **seed, const Signal *signal)
 	{
 		/* its index was dropped since */
 		if (signal->id)
-			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1",
-					SPI_OK_DELETE, signal->id);
+			catalog_forget_signal(signal->id);
 		return;
 	}
-	execute("UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
-			SPI_OK_UPDATE, signal->index_name);
-	execute("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
-			SPI_OK_DELETE, signal->index_name);
+	catalog_mark_for_seeding(signal->index_name, false);
+	catalog_forget_seed(signal->index_name);
 	seed_abandon(seed, ei);
 	engine_needs_seed(ei, true);
 	announce(ei, signal);
@@ -128,8 +116,7 @@ retry_rejected(Engine *engine, const Signal *signal)
 				(errmsg("flusso: the rejected documents of index \"%s\" are queued again",
 						signal->index_name)));
 	}
-	execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1",
-			SPI_OK_DELETE, signal->id);
+	catalog_forget_signal(signal->id);
 }
 
 /*
@@ -168,9 +155,7 @@ seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 		else if (!seed_watermark(seed, signal->id, signal->lsn))
 		{
 			/* a watermark of an earlier run, or of a seed abandoned */
-			execute("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
-					"AND kind OPERATOR(pg_catalog.=) ANY (ARRAY['" SIGNAL_LOW "', '" SIGNAL_HIGH "'])",
-					SPI_OK_DELETE, signal->id);
+			catalog_forget_stale_watermark(signal->id);
 		}
 	}
 	SPI_finish();
@@ -183,11 +168,6 @@ seed_forget_watermarks(void)
 {
 	if (!xact_begin(true, NULL, 0))
 		return;
-	SPI_connect();
-	if (SPI_execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) "
-					"ANY (ARRAY['" SIGNAL_LOW "', '" SIGNAL_HIGH "'])",
-					false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not delete old watermarks");
-	SPI_finish();
+	catalog_forget_all_watermarks();
 	xact_commit();
 }

@@ -17,7 +17,6 @@
 
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
@@ -28,6 +27,7 @@
 #include "util/pinned.h"
 #include "util/xact.h"
 #include "ipc/shared.h"
+#include "store/catalog_index.h"
 #include "worker/worker.h"
 
 /* Entry point of "flusso probe"; arg is the database's OID. */
@@ -51,10 +51,7 @@ flusso_probe_main(Datum arg)
 	has_extension = OidIsValid(get_extension_oid("flusso", true));
 	if (has_extension)
 	{
-		SPI_connect();
-		if (SPI_execute("SELECT 1 FROM flusso.index", true, 1) == SPI_OK_SELECT)
-			wanted = SPI_processed > 0;
-		SPI_finish();
+		wanted = catalog_has_indexes();
 	}
 	xact_commit();
 

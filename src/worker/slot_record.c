@@ -13,12 +13,12 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "commands/extension.h"
-#include "executor/spi.h"
-#include "utils/builtins.h"
 
 #include "util/xact.h"
+#include "store/catalog_index.h"
+#include "store/catalog_seed.h"
+#include "store/catalog_stream.h"
 #include "worker/slot_record.h"
 
 /* Was a slot made for this database, and not dropped on purpose since? */
@@ -28,11 +28,7 @@ slot_record_exists(void)
 	bool		existed;
 
 	(void) xact_begin(false, NULL, 0);
-	SPI_connect();
-	if (SPI_execute("SELECT 1 FROM flusso.stream", true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.stream");
-	existed = SPI_processed > 0;
-	SPI_finish();
+	existed = catalog_slot_recorded();
 	xact_commit();
 	return existed;
 }
@@ -41,16 +37,8 @@ slot_record_exists(void)
 void
 slot_record_save(const char *slot_name)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(slot_name)};
-
 	(void) xact_begin(false, NULL, 0);
-	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO flusso.stream (slot_name) VALUES ($1) "
-							  "ON CONFLICT (slot_name) DO UPDATE SET created_at = pg_catalog.now()",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the flusso slot");
-	SPI_finish();
+	catalog_record_slot(slot_name);
 	xact_commit();
 }
 
@@ -65,12 +53,7 @@ slot_record_forget(void)
 {
 	(void) xact_begin(false, NULL, 0);
 	if (OidIsValid(get_extension_oid("flusso", true)))
-	{
-		SPI_connect();
-		if (SPI_execute("DELETE FROM flusso.stream", false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not forget the flusso slot");
-		SPI_finish();
-	}
+		catalog_forget_slot();
 	xact_commit();
 }
 
@@ -89,11 +72,8 @@ slot_record_lost(DatabaseEntry *entry, const char *slot_name)
 	LWLockRelease(flusso_shared->lock);
 
 	(void) xact_begin(false, NULL, 0);
-	SPI_connect();
+	catalog_mark_all_for_seeding();
 	/* and from the start: the changes lost never reached any next generation */
-	if (SPI_execute("UPDATE flusso.index SET needs_seed = true", false, 0) != SPI_OK_UPDATE ||
-		SPI_execute("DELETE FROM flusso.seed", false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not mark flusso indexes for re-seeding");
-	SPI_finish();
+	catalog_forget_all_seeds();
 	xact_commit();
 }

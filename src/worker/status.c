@@ -39,7 +39,6 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -50,7 +49,8 @@
 
 #include "flusso.h"
 #include "index/access.h"
-#include "index/definition.h"
+#include "store/catalog_index.h"
+#include "store/catalog_sink.h"
 #include "ipc/shared.h"
 
 PG_FUNCTION_INFO_V1(flusso_status);
@@ -74,44 +74,26 @@ static List *
 load_shipping(List **names)
 {
 	List	   *shipping = NIL;
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
 	CatalogUser saved;
+	List	   *rows;
+	ListCell   *lc;
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute("SELECT s.index_name, "
-					"(SELECT pg_catalog.count(*) FROM flusso.outbox o "
-					" WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
-					"(SELECT EXTRACT(EPOCH FROM pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) "
-					"  pg_catalog.min(o.queued_at))::pg_catalog.float8 FROM flusso.outbox o "
-					" WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
-					"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
-					" WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), "
-					"s.stopped FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the OpenSearch sinks");
+	rows = catalog_shipping_rows();
 	catalog_restore_user(&saved);
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	foreach(lc, rows)
 	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
+		ShippingRow *row = lfirst(lc);
 		Shipping   *s = palloc0(sizeof(Shipping));
-		bool		isnull;
-		Datum		oldest;
 
-		*names = lappend(*names, SPI_getvalue(row, desc, 1));
+		*names = lappend(*names, row->index_name);
 		s->ships = true;
-		s->pending = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
-		oldest = SPI_getbinval(row, desc, 3, &isnull);
-		s->oldest_seconds = isnull ? -1 : DatumGetFloat8(oldest);
-		s->rejected = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
-		s->stopped = SPI_getvalue(row, desc, 5);
+		s->pending = row->pending;
+		s->oldest_seconds = row->oldest_seconds;
+		s->rejected = row->rejected;
+		s->stopped = row->stopped;
 		shipping = lappend(shipping, s);
 	}
-	MemoryContextSwitchTo(spi);
-	SPI_finish();
 	return shipping;
 }
 
@@ -329,7 +311,7 @@ flusso_status(PG_FUNCTION_ARGS)
 		shared_warn_no_entry(NULL);
 	}
 
-	foreach(lc, index_load_names())
+	foreach(lc, catalog_index_names())
 	{
 		const char *name = lfirst(lc);
 		IndexStatus *status = NULL;

@@ -59,6 +59,7 @@
 #include "snapshot/seed.h"
 #include "engine/engine.h"
 #include "ipc/shared.h"
+#include "store/catalog_index.h"
 #include "worker/catalog_watch.h"
 #include "worker/catchup.h"
 #include "worker/slot_record.h"
@@ -149,12 +150,9 @@ database_wants_worker(WorkerState *ws, bool starting)
 	(void) xact_begin(false, NULL, 0);
 	if (OidIsValid(get_extension_oid("flusso", true)))
 	{
+		names = catalog_index_names();
+		wanted = names != NIL;
 		SPI_connect();
-		if (SPI_execute("SELECT name FROM flusso.index ORDER BY name", true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read flusso.index");
-		wanted = SPI_processed > 0;
-		for (uint64 i = 0; i < SPI_processed; i++)
-			names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
 		if (ws->engine && !engine_is_current(ws->engine))
 			ws->restart_reason = "the indexes changed";
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);

@@ -2,7 +2,8 @@
  *
  * definition.c
  *	  Validating index definition text into a schema, its canonical form and
- *	  version, and loading the stored definitions of the database.
+ *	  version: what a row of flusso.index holds (catalog_index.c stores and
+ *	  loads it).
  *
  * The schema core returns errors as values; this is where they become
  * ereport()s, with the path in the message and the suggestion as a hint.
@@ -16,13 +17,11 @@
 #include "catalog/pg_type.h"
 #include "common/cryptohash.h"
 #include "common/sha2.h"
-#include "executor/spi.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
-#include "index/access.h"
 #include "document/raw_filter.h"
-#include "index/definition.h"
+#include "store/definition.h"
 
 /* hex digits of the canonical form's SHA-256 kept as the version */
 #define VERSION_HEX_DIGITS 16
@@ -112,55 +111,6 @@ index_check_raw_filters(const IndexSchema *schema)
 	check_field_filters(&schema->fields);
 }
 
-/*
- * The stored indexes, by name, with their parsed schemas, in the caller's
- * memory context: all of them, or only the one called only (none when it
- * does not exist).
- */
-static List *
-load_indexes(const char *only)
-{
-	MemoryContext caller_context = CurrentMemoryContext;
-	CatalogUser saved;
-	List	   *indexes = NIL;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
-
-	SPI_connect();
-	catalog_become_owner(&saved);
-	values[0] = only ? CStringGetTextDatum(only) : (Datum) 0;
-	if (SPI_execute_with_args(only
-							  ? "SELECT name, owner::oid, source, version FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1"
-							  : "SELECT name, owner::oid, source, version FROM flusso.index ORDER BY name",
-							  only ? 1 : 0, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
-	catalog_restore_user(&saved);
-
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		MemoryContext spi_context = MemoryContextSwitchTo(caller_context);
-		StoredIndex *index = palloc0(sizeof(StoredIndex));
-
-		index->name = TextDatumGetCString(SPI_getbinval(tuple, desc, 1, &isnull));
-		index->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
-		index->schema = index_parse_definition(DatumGetTextPP(SPI_getbinval(tuple, desc, 3, &isnull)))->schema;
-		index->version = TextDatumGetCString(SPI_getbinval(tuple, desc, 4, &isnull));
-		indexes = lappend(indexes, index);
-		MemoryContextSwitchTo(spi_context);
-	}
-	SPI_finish();
-	return indexes;
-}
-
-List *
-index_load_all(void)
-{
-	return load_indexes(NULL);
-}
-
 /* Raise the error every SQL function gives for an unknown index name. */
 void
 index_report_missing(const char *name)
@@ -169,38 +119,4 @@ index_report_missing(const char *name)
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("index \"%s\" does not exist", name),
 			 errhint("SELECT name FROM flusso_indexes lists the indexes.")));
-}
-
-/* One stored index; an error when there is none of that name. */
-StoredIndex *
-index_load(const char *name)
-{
-	List	   *found = load_indexes(name);
-
-	if (found == NIL)
-		index_report_missing(name);
-	return linitial(found);
-}
-
-/* The names of every stored index, in order: no definition is parsed. */
-List *
-index_load_names(void)
-{
-	MemoryContext caller_context = CurrentMemoryContext;
-	CatalogUser saved;
-	List	   *names = NIL;
-
-	SPI_connect();
-	catalog_become_owner(&saved);
-	if (SPI_execute("SELECT name FROM flusso.index ORDER BY name", true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
-	catalog_restore_user(&saved);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-
-		names = lappend(names, MemoryContextStrdup(caller_context, name));
-	}
-	SPI_finish();
-	return names;
 }

@@ -1,15 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * definition.h
- *	  Stored index definitions: validating definition text, and loading
- *	  every index of the database.
+ *	  Index definitions: validating definition text into the schema, the
+ *	  canonical form and the version a row of flusso.index keeps.
  *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_INDEX_DEFINITION_H
-#define FLUSSO_INDEX_DEFINITION_H
+#ifndef FLUSSO_STORE_DEFINITION_H
+#define FLUSSO_STORE_DEFINITION_H
 
 #include "nodes/pg_list.h"
 #include "compat.h"
@@ -34,10 +34,6 @@ typedef struct StoredIndex
 
 extern ParsedDefinition *index_parse_definition(const text *definition);
 extern void index_check_raw_filters(const IndexSchema *schema);
-extern List *index_load_all(void);
-extern StoredIndex *index_load(const char *name);
 pg_noreturn extern void index_report_missing(const char *name);
-extern void index_lock_row(const char *name);
-extern List *index_load_names(void);
 
-#endif							/* FLUSSO_INDEX_DEFINITION_H */
+#endif							/* FLUSSO_STORE_DEFINITION_H */

@@ -1,0 +1,337 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog_opensearch_generation.c
+ *	  flusso.opensearch_generation, the OpenSearch indexes of each index
+ *	  (seeding, seeded, served, retired), and flusso.generation_seq, which
+ *	  numbers them: every statement over the table, each written once, as
+ *	  a verb.
+ *
+ * The worker begins, swaps and retires generations through the OpenSearch
+ * sink (sink/opensearch_sink.c says what they mean); the shipper loads
+ * them and records what it did.  Each verb runs in the caller's role and
+ * transaction, in a SPI connection of its own; what it returns is
+ * allocated in the caller's memory context.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "store/catalog_opensearch_generation.h"
+
+/* Run a statement with index as $1 (and more); the rows it processed. */
+static uint64
+run(const char *sql, int nargs, Oid *types, Datum *values, int expected)
+{
+	uint64		processed;
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != expected)
+		elog(ERROR, "could not run \"%s\"", sql);
+	processed = SPI_processed;
+	SPI_finish();
+	return processed;
+}
+
+static uint64
+run_for_index(const char *index, const char *sql, int expected)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+
+	return run(sql, 1, types, values, expected);
+}
+
+/* Statements about one generation, $1, (and an int8 $2) record its steps. */
+static void
+record(const char *sql, int64 generation, int64 arg2, int expected)
+{
+	Oid			types[2] = {INT8OID, INT8OID};
+	Datum		values[2] = {Int64GetDatum(generation), Int64GetDatum(arg2)};
+
+	(void) run(sql, strstr(sql, "$2") ? 2 : 1, types, values, expected);
+}
+
+/* Is a generation of index not retired (serving or on its way)? */
+bool
+generation_any_active(const char *index)
+{
+	return run_for_index(index,
+						 "SELECT 1 FROM flusso.opensearch_generation "
+						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						 "AND state OPERATOR(pg_catalog.<>) 'retired'",
+						 SPI_OK_SELECT) > 0;
+}
+
+/* Is a generation of index being seeded? */
+bool
+generation_any_seeding(const char *index)
+{
+	return run_for_index(index,
+						 "SELECT 1 FROM flusso.opensearch_generation "
+						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						 "AND state OPERATOR(pg_catalog.=) 'seeding'",
+						 SPI_OK_SELECT) > 0;
+}
+
+/*
+ * A new generation of index to seed, on server, owned by owner, behind
+ * alias: its OpenSearch index is named <alias>-g<generation>-<random>,
+ * created with settings (jsonb text).
+ */
+void
+generation_begin(const char *index, const char *server, Oid owner,
+				 const char *alias, const char *settings)
+{
+	Oid			types[5] = {TEXTOID, TEXTOID, OIDOID, TEXTOID, JSONBOID};
+	Datum		values[5];
+
+	values[0] = CStringGetTextDatum(index);
+	values[1] = CStringGetTextDatum(server);
+	values[2] = ObjectIdGetDatum(owner);
+	values[3] = CStringGetTextDatum(alias);
+	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(settings));
+	(void) run("INSERT INTO flusso.opensearch_generation "
+			   "(generation, index_name, server_name, owner, alias, concrete, settings, state) "
+			   "SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
+			   "pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
+			   "$5, 'seeding' "
+			   "FROM pg_catalog.nextval('flusso.generation_seq') g",
+			   5, types, values, SPI_OK_INSERT);
+}
+
+/* Retire the generations of index being seeded; how many. */
+uint64
+generation_retire_seeding(const char *index)
+{
+	return run_for_index(index, "UPDATE flusso.opensearch_generation SET state = 'retired', "
+						 "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						 "AND state OPERATOR(pg_catalog.=) 'seeding'", SPI_OK_UPDATE);
+}
+
+/*
+ * The seed of index is complete: its generation is seeded, and must ship
+ * what was queued up to the WAL's insert position before it serves.
+ */
+void
+generation_seeded(const char *index)
+{
+	(void) run_for_index(index, "UPDATE flusso.opensearch_generation SET state = 'seeded', "
+						 "seeded_version = pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), "
+						 "'0/0')::pg_catalog.int8, updated_at = pg_catalog.now() "
+						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						 "AND state OPERATOR(pg_catalog.=) 'seeding'", SPI_OK_UPDATE);
+}
+
+/* The generations of index are to be emptied, at version. */
+void
+generation_truncate(const char *index, XLogRecPtr version)
+{
+	Oid			types[2] = {TEXTOID, INT8OID};
+	Datum		values[2] = {CStringGetTextDatum(index), Int64GetDatum((int64) version)};
+
+	(void) run("UPDATE flusso.opensearch_generation SET truncate_version = $2, "
+			   "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
+			   "AND state OPERATOR(pg_catalog.<>) 'retired'",
+			   2, types, values, SPI_OK_UPDATE);
+}
+
+/* Retire every generation of index, for the shipper to delete. */
+void
+generation_retire_all(const char *index)
+{
+	(void) run_for_index(index, "UPDATE flusso.opensearch_generation SET state = 'retired', "
+						 "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1",
+						 SPI_OK_UPDATE);
+}
+
+/* Forget the generations of index not retired, left in OpenSearch. */
+void
+generation_forget_active(const char *index)
+{
+	(void) run_for_index(index, "DELETE FROM flusso.opensearch_generation "
+						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						 "AND state OPERATOR(pg_catalog.<>) 'retired'", SPI_OK_DELETE);
+}
+
+/*
+ * Every generation, oldest first, read-only.  A seeded generation is
+ * drained once no document queued before its seed ended waits; rejected
+ * counts the documents of its index rejected since it was created.
+ */
+List *
+generation_load_all(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *rows = NIL;
+
+	SPI_connect();
+	if (SPI_execute("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
+					"g.alias, g.concrete, g.state, g.created, g.keep, "
+					"COALESCE(g.seeded_version, -1), COALESCE(g.truncate_version, -1), "
+					"(g.settings OPERATOR(pg_catalog.->>) 'shards')::pg_catalog.int4, "
+					"pg_catalog.jsonb_build_object('index', pg_catalog.jsonb_build_object("
+					"'number_of_replicas', (g.settings OPERATOR(pg_catalog.->>) 'replicas')::pg_catalog.int4, "
+					"'refresh_interval', g.settings OPERATOR(pg_catalog.->>) 'refresh_interval'))::pg_catalog.text, "
+					"NOT EXISTS (SELECT 1 FROM flusso.outbox o "
+					"WHERE o.index_name OPERATOR(pg_catalog.=) g.index_name "
+					"AND o.version OPERATOR(pg_catalog.<=) g.seeded_version), "
+					"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+					"WHERE r.index_name OPERATOR(pg_catalog.=) g.index_name "
+					"AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at) "
+					"FROM flusso.opensearch_generation g ORDER BY g.generation",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.opensearch_generation");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+		GenerationRow *g = palloc0(sizeof(GenerationRow));
+		bool		isnull;
+
+		g->generation = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+		g->index_name = SPI_getvalue(tuple, desc, 2);
+		g->server_name = SPI_getvalue(tuple, desc, 3);
+		g->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 4, &isnull));
+		g->alias = SPI_getvalue(tuple, desc, 5);
+		g->concrete = SPI_getvalue(tuple, desc, 6);
+		g->state = SPI_getvalue(tuple, desc, 7);
+		g->created = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
+		g->keep = DatumGetBool(SPI_getbinval(tuple, desc, 9, &isnull));
+		g->seeded_version = DatumGetInt64(SPI_getbinval(tuple, desc, 10, &isnull));
+		g->truncate_version = DatumGetInt64(SPI_getbinval(tuple, desc, 11, &isnull));
+		g->create_body = SPI_getvalue(tuple, desc, 12);
+		g->live_settings = SPI_getvalue(tuple, desc, 13);
+		g->drained = DatumGetBool(SPI_getbinval(tuple, desc, 14, &isnull));
+		g->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 15, &isnull));
+		rows = lappend(rows, g);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return rows;
+}
+
+/* The generations of index not retired (read-only): n of them. */
+int64 *
+generation_targets(const char *index, int *n)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	MemoryContext caller = CurrentMemoryContext;
+	int64	   *generations;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT generation FROM flusso.opensearch_generation "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.<>) 'retired'",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.opensearch_generation");
+	*n = (int) SPI_processed;
+	generations = MemoryContextAlloc(caller, sizeof(int64) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		bool		isnull;
+
+		generations[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													 SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	return generations;
+}
+
+/* The OpenSearch index of generation exists. */
+void
+generation_created(int64 generation)
+{
+	record("UPDATE flusso.opensearch_generation SET created = true, updated_at = pg_catalog.now() "
+		   "WHERE generation OPERATOR(pg_catalog.=) $1", generation, 0, SPI_OK_UPDATE);
+}
+
+/* Generation is emptied as the truncate at truncate_version asked. */
+void
+generation_emptied(int64 generation, int64 truncate_version)
+{
+	record("UPDATE flusso.opensearch_generation SET truncate_version = NULL, updated_at = pg_catalog.now() "
+		   "WHERE generation OPERATOR(pg_catalog.=) $1 AND truncate_version OPERATOR(pg_catalog.=) $2",
+		   generation, truncate_version, SPI_OK_UPDATE);
+}
+
+/*
+ * Generation serves (its alias moved to it): the one served before, and
+ * those seeded before it, are retired.
+ */
+void
+generation_serve(int64 generation)
+{
+	record("UPDATE flusso.opensearch_generation SET state = CASE WHEN generation OPERATOR(pg_catalog.=) $1 "
+		   "THEN 'served' ELSE 'retired' END, updated_at = pg_catalog.now() "
+		   "WHERE index_name OPERATOR(pg_catalog.=) (SELECT index_name FROM flusso.opensearch_generation "
+		   "WHERE generation OPERATOR(pg_catalog.=) $1) "
+		   "AND (generation OPERATOR(pg_catalog.=) $1 OR state OPERATOR(pg_catalog.=) 'served' "
+		   "OR (state OPERATOR(pg_catalog.=) 'seeded' AND generation OPERATOR(pg_catalog.<) $1))",
+		   generation, 0, SPI_OK_UPDATE);
+}
+
+/* The served generation is gone from OpenSearch: retire it; false if it was not served. */
+bool
+generation_retire_served(int64 generation)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(generation)};
+	bool		retired;
+
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.opensearch_generation SET state = 'retired', "
+							  "keep = false, updated_at = pg_catalog.now() "
+							  "WHERE generation OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.=) 'served'",
+							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not retire generation " INT64_FORMAT, generation);
+	retired = SPI_processed == 1;
+	SPI_finish();
+	return retired;
+}
+
+/* Forget a retired generation, deleted from OpenSearch (or kept there). */
+void
+generation_forget(int64 generation)
+{
+	record("DELETE FROM flusso.opensearch_generation WHERE generation OPERATOR(pg_catalog.=) $1",
+		   generation, 0, SPI_OK_DELETE);
+}
+
+/*
+ * The OpenSearch index the alias of index serves, with its server's name
+ * and the alias, in the caller's memory context (read-only); NULL when
+ * none serves.
+ */
+char *
+generation_served(const char *index, char **server_name, char **alias)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *concrete = NULL;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.=) 'served'",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the generations of index \"%s\"", index);
+	if (SPI_processed == 1)
+	{
+		concrete = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+		*server_name = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+		*alias = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
+	}
+	SPI_finish();
+	return concrete;
+}

@@ -1,0 +1,60 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog_opensearch_generation.h
+ *	  flusso.opensearch_generation, the OpenSearch indexes of each index:
+ *	  every statement over it, as a verb.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLUSSO_STORE_CATALOG_OPENSEARCH_GENERATION_H
+#define FLUSSO_STORE_CATALOG_OPENSEARCH_GENERATION_H
+
+#include "access/xlogdefs.h"
+#include "nodes/pg_list.h"
+
+/* A generation as the shipper loads it. */
+typedef struct GenerationRow
+{
+	int64		generation;
+	char	   *index_name;
+	char	   *server_name;
+	Oid			owner;
+	char	   *alias;
+	char	   *concrete;
+	char	   *state;
+	bool		created;
+	bool		keep;
+	int64		seeded_version; /* -1: none */
+	int64		truncate_version;	/* -1: none */
+	char	   *create_body;
+	char	   *live_settings;
+	bool		drained;
+	int64		rejected;
+} GenerationRow;
+
+/* the worker's, through the OpenSearch sink */
+extern bool generation_any_active(const char *index);
+extern bool generation_any_seeding(const char *index);
+extern void generation_begin(const char *index, const char *server, Oid owner,
+							 const char *alias, const char *settings);
+extern uint64 generation_retire_seeding(const char *index);
+extern void generation_seeded(const char *index);
+extern void generation_truncate(const char *index, XLogRecPtr version);
+extern void generation_retire_all(const char *index);
+extern void generation_forget_active(const char *index);
+
+/* the shipper's */
+extern List *generation_load_all(void);
+extern int64 *generation_targets(const char *index, int *n);
+extern void generation_created(int64 generation);
+extern void generation_emptied(int64 generation, int64 truncate_version);
+extern void generation_serve(int64 generation);
+extern bool generation_retire_served(int64 generation);
+extern void generation_forget(int64 generation);
+
+/* flusso_verify's */
+extern char *generation_served(const char *index, char **server_name, char **alias);
+
+#endif							/* FLUSSO_STORE_CATALOG_OPENSEARCH_GENERATION_H */

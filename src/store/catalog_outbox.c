@@ -1,0 +1,182 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog_outbox.c
+ *	  flusso.outbox, the documents queued for OpenSearch, one row per index
+ *	  and document id with the version it ships with: every statement over
+ *	  the table, each written once, as a verb.
+ *
+ * The worker queues (sink/opensearch_sink.c says what the rows mean); the
+ * shipper takes the oldest and forgets what it shipped.  Each verb runs in
+ * the caller's role and transaction, in a SPI connection of its own;
+ * what it returns is allocated in the caller's memory context.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "store/catalog_outbox.h"
+
+/* Run a statement; the number of rows it processed. */
+static uint64
+run(const char *sql, int nargs, Oid *types, Datum *values, int expected)
+{
+	uint64		processed;
+
+	SPI_connect();
+	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != expected)
+		elog(ERROR, "could not run \"%s\"", sql);
+	processed = SPI_processed;
+	SPI_finish();
+	return processed;
+}
+
+/*
+ * Queue ids (text[], distinct) of index with version; a row queued again
+ * keeps the higher version.  The number of rows queued.
+ */
+uint64
+outbox_queue(const char *index, Datum ids, XLogRecPtr version, bool seed_only)
+{
+	Oid			types[4] = {TEXTOID, TEXTARRAYOID, INT8OID, BOOLOID};
+	Datum		values[4];
+
+	values[0] = CStringGetTextDatum(index);
+	values[1] = ids;
+	values[2] = Int64GetDatum((int64) version);
+	values[3] = BoolGetDatum(seed_only);
+	return run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
+			   "SELECT $1, u.id, $3, $4 FROM pg_catalog.unnest($2) u(id) "
+			   "ON CONFLICT (index_name, id) DO UPDATE SET "
+			   "version = GREATEST(o.version, EXCLUDED.version), "
+			   "seed_only = o.seed_only AND EXCLUDED.seed_only, seq = EXCLUDED.seq",
+			   4, types, values, SPI_OK_INSERT);
+}
+
+/* Queue the rejected documents of index again, at version. */
+void
+outbox_requeue_rejected(const char *index, XLogRecPtr version)
+{
+	Oid			types[2] = {TEXTOID, INT8OID};
+	Datum		values[2] = {CStringGetTextDatum(index), Int64GetDatum((int64) version)};
+
+	(void) run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
+			   "SELECT index_name, id, $2, false FROM flusso.rejected "
+			   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+			   "ON CONFLICT (index_name, id) DO UPDATE SET "
+			   "version = GREATEST(o.version, EXCLUDED.version), seed_only = false, seq = EXCLUDED.seq",
+			   2, types, values, SPI_OK_INSERT);
+}
+
+/* Forget what is queued for index. */
+void
+outbox_forget(const char *index)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+
+	(void) run("DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+			   1, types, values, SPI_OK_DELETE);
+}
+
+/*
+ * The oldest rows queued for index in version order, at most limit, or
+ * those after *after; into context.  The number of rows.
+ */
+int
+outbox_take(const char *index, int limit, const OutboxRow *after,
+			MemoryContext context, OutboxRow **rows)
+{
+	Oid			types[4] = {TEXTOID, INT4OID, INT8OID, INT8OID};
+	Datum		values[4];
+	MemoryContext old;
+	int			nrows;
+
+	values[0] = CStringGetTextDatum(index);
+	values[1] = Int32GetDatum(limit);
+	values[2] = Int64GetDatum(after ? after->version : 0);
+	values[3] = Int64GetDatum(after ? after->seq : 0);
+	SPI_connect();
+	if (SPI_execute_with_args(after == NULL
+							  ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "ORDER BY version, seq LIMIT $2"
+							  : "SELECT id, version, seed_only, seq FROM flusso.outbox "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND (version, seq) OPERATOR(pg_catalog.>) ($3, $4) "
+							  "ORDER BY version, seq LIMIT $2",
+							  after == NULL ? 2 : 4, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.outbox");
+	old = MemoryContextSwitchTo(context);
+	nrows = (int) SPI_processed;
+	*rows = palloc0(sizeof(OutboxRow) * Max(nrows, 1));
+	for (int i = 0; i < nrows; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		(*rows)[i].id = SPI_getvalue(row, desc, 1);
+		(*rows)[i].version = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+		(*rows)[i].seed_only = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
+		(*rows)[i].seq = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
+	}
+	MemoryContextSwitchTo(old);
+	SPI_finish();
+	return nrows;
+}
+
+/*
+ * Forget the rows shipped: ids (text[]) with the seqs (int8[]) they had
+ * when taken, unless queued again since, or locked (the worker queues
+ * them again).  The number of rows forgotten.
+ */
+uint64
+outbox_forget_shipped(const char *index, Datum ids, Datum seqs)
+{
+	Oid			types[3] = {TEXTOID, TEXTARRAYOID, INT8ARRAYOID};
+	Datum		values[3] = {CStringGetTextDatum(index), ids, seqs};
+	uint64		forgotten;
+
+	SPI_connect();
+	if (SPI_execute_with_args("WITH locked AS (SELECT o.id, o.seq FROM flusso.outbox o, "
+							  "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
+							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq "
+							  "FOR UPDATE OF o SKIP LOCKED) "
+							  "DELETE FROM flusso.outbox o USING locked l "
+							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND o.id OPERATOR(pg_catalog.=) l.id AND o.seq OPERATOR(pg_catalog.=) l.seq",
+							  3, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete shipped rows from flusso.outbox");
+	forgotten = SPI_processed;
+	SPI_finish();
+	return forgotten;
+}
+
+/* The ids queued for index (read-only), in the caller's memory context. */
+List *
+outbox_ids(const char *index)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
+	List	   *ids = NIL;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the outbox of index \"%s\"", index);
+	spi = MemoryContextSwitchTo(caller);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		ids = lappend(ids, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	MemoryContextSwitchTo(spi);
+	SPI_finish();
+	return ids;
+}

@@ -1,0 +1,109 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog_rejected.c
+ *	  flusso.rejected, the documents OpenSearch refused for good, with its
+ *	  reasons: every statement over the table, each written once, as a verb.
+ *	  (Queuing them again is an outbox statement: catalog_outbox.c.)
+ *
+ * Each verb runs in the caller's role and transaction, in a SPI connection
+ * of its own.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "store/catalog_rejected.h"
+
+/* How many documents of index were rejected. */
+int64
+catalog_count_rejected(const char *index)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	bool		isnull;
+	int64		count;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM flusso.rejected "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the rejected documents of index \"%s\"", index);
+	count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return count;
+}
+
+/*
+ * The rejected documents of index, by id, into the materialized result of
+ * a set-returning function: id, version, status, error_type, reason,
+ * rejected_at.
+ */
+void
+catalog_list_rejected(const char *index, ReturnSetInfo *rsinfo)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT id, version, status, error_type, reason, rejected_at "
+							  "FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY id",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the rejected documents of index \"%s\"", index);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		row[6];
+		bool		isnull[6];
+
+		for (int c = 0; c < 6; c++)
+			row[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, isnull);
+	}
+	SPI_finish();
+}
+
+/* Record that OpenSearch rejected document id of index at version. */
+void
+catalog_record_rejected(const char *index, const char *id, int64 version,
+						int status, const char *error_type, const char *reason)
+{
+	Oid			types[6] = {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID};
+	Datum		values[6];
+
+	values[0] = CStringGetTextDatum(index);
+	values[1] = CStringGetTextDatum(id);
+	values[2] = Int64GetDatum(version);
+	values[3] = Int32GetDatum(status);
+	values[4] = CStringGetTextDatum(error_type);
+	values[5] = CStringGetTextDatum(reason);
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO flusso.rejected AS r (index_name, id, version, status, error_type, reason) "
+							  "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (index_name, id) DO UPDATE SET "
+							  "version = EXCLUDED.version, status = EXCLUDED.status, "
+							  "error_type = EXCLUDED.error_type, reason = EXCLUDED.reason, "
+							  "rejected_at = EXCLUDED.rejected_at",
+							  6, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record a rejected document");
+	SPI_finish();
+}
+
+/* Forget the rejected documents of index. */
+void
+catalog_forget_rejected(const char *index)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget the rejected documents of index \"%s\"", index);
+	SPI_finish();
+}

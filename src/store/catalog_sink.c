@@ -1,0 +1,223 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog_sink.c
+ *	  flusso.sink, the sinks each index writes to (what they do is sink/'s),
+ *	  with an OpenSearch sink's stop: every statement over the table, each
+ *	  written once, as a verb.
+ *
+ * Each verb runs in the caller's role and transaction, in a SPI connection
+ * of its own; what it returns is allocated in the caller's memory context.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "store/catalog_sink.h"
+
+/* The rows of index, by sink (read-only). */
+List *
+catalog_read_sinks(const char *index)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
+	List	   *rows = NIL;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY sink",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the sinks of index \"%s\"", index);
+	spi = MemoryContextSwitchTo(caller);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		SinkRow    *row = palloc0(sizeof(SinkRow));
+
+		row->sink = SPI_getvalue(tuple, desc, 1);
+		row->server_name = SPI_getvalue(tuple, desc, 2);
+		row->options = SPI_getvalue(tuple, desc, 3);
+		rows = lappend(rows, row);
+	}
+	MemoryContextSwitchTo(spi);
+	SPI_finish();
+	return rows;
+}
+
+/*
+ * The rows of index become: the table sink, when table; an OpenSearch sink
+ * on server with options (jsonb text), when server is not NULL.
+ */
+void
+catalog_replace_sinks(const char *index, bool table, const char *server, const char *options)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, JSONBOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	values[0] = CStringGetTextDatum(index);
+	SPI_connect();
+	if (SPI_execute_with_args("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not replace the sinks of index \"%s\"", index);
+	for (int i = 0; i < 2; i++)
+	{
+		if ((i == 0 && !table) || (i == 1 && !server))
+			continue;
+		values[1] = CStringGetTextDatum(i == 0 ? "table" : "opensearch");
+		values[2] = i == 0 ? (Datum) 0 : CStringGetTextDatum(server);
+		nulls[2] = i == 0 ? 'n' : ' ';
+		values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(i == 0 ? "{}" : options));
+		if (SPI_execute_with_args("INSERT INTO flusso.sink (index_name, sink, server_name, options) "
+								  "VALUES ($1, $2, $3, $4)",
+								  4, types, values, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not record the sinks of index \"%s\"", index);
+	}
+	SPI_finish();
+}
+
+/* Forget the sinks of index. */
+void
+catalog_forget_sinks(const char *index)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget the sinks of index \"%s\"", index);
+	SPI_finish();
+}
+
+/*
+ * An SQL expression of the sinks of the index named by index_column (an
+ * expression of the statement it goes into): the engine's signature.
+ */
+char *
+catalog_sinks_signature_sql(const char *index_column)
+{
+	return psprintf("(SELECT pg_catalog.string_agg(pg_catalog.concat_ws(':', s.sink, s.server_name, "
+					"s.options::pg_catalog.text), ',' ORDER BY s.sink) FROM flusso.sink s "
+					"WHERE s.index_name OPERATOR(pg_catalog.=) %s)", index_column);
+}
+
+/* Stop the shipping of index, for reason (on_error 'stop'). */
+void
+catalog_stop_shipping(const char *index, const char *reason)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(index), CStringGetTextDatum(reason)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.sink SET stopped = $2 "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
+							  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not stop the shipping of index \"%s\"", index);
+	SPI_finish();
+}
+
+/* Let a stopped index ship again. */
+void
+catalog_resume_shipping(const char *index)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.sink SET stopped = NULL "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
+							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not let index \"%s\" ship again", index);
+	SPI_finish();
+}
+
+/*
+ * How every OpenSearch sink ships (read-only): rows queued, the age of the
+ * oldest, documents rejected, the stop.
+ */
+List *
+catalog_shipping_rows(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
+	List	   *rows = NIL;
+
+	SPI_connect();
+	if (SPI_execute("SELECT s.index_name, "
+					"(SELECT pg_catalog.count(*) FROM flusso.outbox o "
+					" WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
+					"(SELECT EXTRACT(EPOCH FROM pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) "
+					"  pg_catalog.min(o.queued_at))::pg_catalog.float8 FROM flusso.outbox o "
+					" WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
+					"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+					" WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), "
+					"s.stopped FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the OpenSearch sinks");
+	spi = MemoryContextSwitchTo(caller);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		ShippingRow *row = palloc0(sizeof(ShippingRow));
+		bool		isnull;
+		Datum		oldest;
+
+		row->index_name = SPI_getvalue(tuple, desc, 1);
+		row->pending = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
+		oldest = SPI_getbinval(tuple, desc, 3, &isnull);
+		row->oldest_seconds = isnull ? -1 : DatumGetFloat8(oldest);
+		row->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+		row->stopped = SPI_getvalue(tuple, desc, 5);
+		rows = lappend(rows, row);
+	}
+	MemoryContextSwitchTo(spi);
+	SPI_finish();
+	return rows;
+}
+
+/*
+ * How the OpenSearch sink of index ships (read-only): the stop and the
+ * documents rejected only.  False when index has no OpenSearch sink.
+ */
+bool
+catalog_shipping_row(const char *index, ShippingRow *row)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	MemoryContext caller = CurrentMemoryContext;
+	bool		found;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT s.stopped, (SELECT pg_catalog.count(*) FROM flusso.rejected r "
+							  "WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name) "
+							  "FROM flusso.sink s WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the OpenSearch sink of index \"%s\"", index);
+	found = SPI_processed == 1;
+	if (found)
+	{
+		char	   *stopped = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		bool		isnull;
+
+		memset(row, 0, sizeof(ShippingRow));
+		row->index_name = MemoryContextStrdup(caller, index);
+		row->stopped = stopped ? MemoryContextStrdup(caller, stopped) : NULL;
+		row->rejected = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	SPI_finish();
+	return found;
+}
