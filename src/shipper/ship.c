@@ -19,9 +19,9 @@
  * A row leaves the outbox only if it was not queued again meanwhile (its
  * seq is unchanged) and the worker is not queueing it again right now (it
  * holds no lock on it: the shipper never waits for the worker, see
- * forget_rows()), once every item of it is done; an item refused for
- * good puts the row in flusso.rejected instead, and with on_error 'stop'
- * stops the index's shipping.  A row with an item to try again stays, and
+ * ship_record.c), once every item of it is done; an item refused for good
+ * puts the row in flusso.rejected instead, and with on_error 'stop' stops
+ * the index's shipping.  A row with an item to try again stays, and
  * the index backs off.  Rows of one id are thus shipped strictly in
  * order: a bulk is sent only once the one before it ended, and a row
  * queued again while its bulk is in flight sorts after it, into a later
@@ -34,11 +34,7 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -48,70 +44,11 @@
 #include "store/catalog_index.h"
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_outbox.h"
-#include "store/catalog_rejected.h"
-#include "store/catalog_sink.h"
 #include "opensearch/bulk.h"
 #include "opensearch/http.h"
+#include "shipper/ship_batch.h"
 #include "shipper/shipper.h"
 
-/* A queued row, and what it is sent as. */
-typedef struct QueuedRow
-{
-	char	   *id;
-	int64		version;
-	bool		seed_only;
-	int64		seq;
-	char	   *doc;			/* built now; NULL: builds nothing (delete) */
-	int			first_item;		/* its items in the bulk, -1: not sent */
-	int			nitems;
-	int			largest_item;	/* bytes of its largest item */
-} QueuedRow;
-
-typedef struct BulkBatch
-{
-	ShipIndex  *x;
-	List	   *targets;		/* ShipGeneration that take documents */
-	int			limit;			/* rows to read */
-	const QueuedRow *after;		/* read rows after this one, or NULL */
-	QueuedRow  *rows;
-	int			nrows;
-	StringInfoData body;		/* the NDJSON of the rows sent */
-	bool	   *deletes;		/* which of its items are deletes */
-	int			nitems;
-	HttpRequest *req;
-	MemoryContext context;		/* the batch's, outlives the transactions */
-} BulkBatch;
-
-/*
- * Plan the next statements with the outbox's indexes alone, until
- * index_paths_end().  The outbox swings from empty to a seed's every
- * document and back faster than autovacuum's statistics follow it: left to
- * its estimates, the planner read the oldest 1,000 of 200,000 rows never
- * analyzed by sorting them all (56 ms a bulk), and deleted 1,000 shipped
- * rows by hashing the whole table, so each bulk cost more the more was
- * queued.  The settings are saved at a GUC nest level of their own, as
- * PostgreSQL's RI_Initial_Check sets work_mem for its one query.
- */
-static int
-index_paths_begin(void)
-{
-	static const char *const plan_types[] = {
-		"enable_seqscan", "enable_bitmapscan", "enable_sort",
-		"enable_hashjoin", "enable_mergejoin", "enable_material",
-	};
-	int			level = NewGUCNestLevel();
-
-	for (int i = 0; i < lengthof(plan_types); i++)
-		(void) set_config_option(plan_types[i], "off", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-	return level;
-}
-
-static void
-index_paths_end(int level)
-{
-	AtEOXact_GUC(true, level);
-}
 
 /*
  * The oldest queued rows of the index in version order, or those after
@@ -124,7 +61,6 @@ read_rows(BulkBatch *b)
 	OutboxRow	after;
 	OutboxRow  *rows;
 	MemoryContext old;
-	int			level = index_paths_begin();
 
 	if (b->after)
 	{
@@ -132,7 +68,6 @@ read_rows(BulkBatch *b)
 		after.seq = b->after->seq;
 	}
 	b->nrows = outbox_take(b->x->name, b->limit, b->after ? &after : NULL, b->context, &rows);
-	index_paths_end(level);
 	old = MemoryContextSwitchTo(b->context);
 	b->rows = palloc0(sizeof(QueuedRow) * Max(b->nrows, 1));
 	for (int i = 0; i < b->nrows; i++)
@@ -217,16 +152,6 @@ compose(BulkBatch *b, int max_bytes)
 	pfree(row.data);
 }
 
-/* How the rows fared: done, rejected (with an item's result), or not. */
-typedef struct Outcome
-{
-	List	   *done;			/* QueuedRow */
-	List	   *rejected;		/* QueuedRow, with rejections */
-	List	   *rejections;		/* BulkItemResult, one per rejected row */
-	int			retry;			/* rows to try again */
-	const char *retry_type;		/* the error type of the first, or NULL */
-	bool		answered;		/* the items' results were read */
-} Outcome;
 
 static void
 judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
@@ -257,106 +182,6 @@ judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
 				out->retry_type = worst->error_type;
 		}
 	}
-}
-
-static Datum
-text_array(List *rows, bool ids)
-{
-	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(rows), 1));
-	int			n = 0;
-	ListCell   *lc;
-
-	foreach(lc, rows)
-	{
-		QueuedRow  *r = lfirst(lc);
-
-		elems[n++] = ids ? CStringGetTextDatum(r->id) : Int64GetDatum(r->seq);
-	}
-	return ids ? PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT))
-		: PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-/*
- * Forget the rows not queued again since they were read; returns how many
- * were forgotten.
- *
- * The worker queues documents again in transactions of its own that lock
- * outbox rows in an order of its own (a slice's ids in no particular
- * order, several slices a transaction), so the shipper must not wait for
- * a row the worker holds while it holds rows the worker may want next:
- * that is how the two deadlocked.  It locks the rows it deletes with SKIP
- * LOCKED, never waiting.  A row it skips is being queued again (its seq
- * changes, and it was not to be deleted) or dropped; if the worker's
- * transaction aborts instead, the row stays and is shipped again, which is
- * harmless.  The worker may wait for the shipper, which waits for nobody
- * while it holds outbox rows: no cycle.
- */
-static uint64
-forget_rows(const char *index, List *rows)
-{
-	int			level;
-	uint64		forgotten;
-
-	if (rows == NIL)
-		return 0;
-	level = index_paths_begin();
-	forgotten = outbox_forget_shipped(index, text_array(rows, true), text_array(rows, false));
-	index_paths_end(level);
-	return forgotten;
-}
-
-static void
-reject_row(const char *index, const QueuedRow *r, const BulkItemResult *result)
-{
-	catalog_record_rejected(index, r->id, r->version, result->status,
-							result->error_type ? result->error_type : "unknown",
-							result->reason ? result->reason : "");
-}
-
-/*
- * Stop the shipping of an index, as on_error 'stop' asks, for n rejected
- * documents of error type error_type.
- */
-static void
-stop_index(const char *index, int n, const char *error_type)
-{
-	catalog_stop_shipping(index,
-						  psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
-								   n, error_type, index, index));
-}
-
-/*
- * Record how the rows fared, in a transaction of its own.  The index is
- * stopped first: that row may be locked by the worker (a retry of the
- * rejected documents), and the shipper waits for it holding no outbox
- * row.  A rejected row is recorded only if it is forgotten: one queued
- * again meanwhile is shipped again, built from the newer rows.
- */
-static void
-record(BulkBatch *b, Outcome *out)
-{
-	const char *index = b->x->name;
-	ListCell   *lc,
-			   *rc;
-
-	if (!xact_begin(true, NULL, 0))
-		return;
-	SPI_connect();
-	if (out->rejected != NIL && strcmp(b->x->on_error, "stop") == 0)
-	{
-		BulkItemResult *first = linitial(out->rejections);
-
-		stop_index(index, list_length(out->rejected),
-				   first->error_type ? first->error_type : "unknown");
-	}
-	forget_rows(index, out->done);
-	forboth(lc, out->rejected, rc, out->rejections)
-	{
-		if (forget_rows(index, list_make1(lfirst(lc))) > 0)
-			reject_row(index, lfirst(lc), lfirst(rc));
-	}
-	SPI_finish();
-	xact_commit();
 }
 
 /*
@@ -486,7 +311,7 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 
 		for (int i = 0; i < b->nrows; i++)
 			out.done = lappend(out.done, &b->rows[i]);
-		record(b, &out);
+		ship_record_batch(b, &out);
 		MemoryContextDelete(context);
 		return NULL;
 	}
@@ -576,7 +401,7 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 	ShipIndex  *x = b->x;
 
 	if (out->done != NIL || out->rejected != NIL)
-		record(b, out);
+		ship_record_batch(b, out);
 	if (!out->answered)
 		return;
 	ship_record_shipped(x->name, list_length(out->done));
