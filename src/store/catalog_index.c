@@ -23,6 +23,7 @@
 
 #include "util/pinned.h"
 #include "store/catalog_index.h"
+#include "store/store_spi.h"
 
 /*
  * Run a statement with name as $1 (and version as $2, when given) in a
@@ -117,7 +118,6 @@ List *
 catalog_index_names(void)
 {
 	MemoryContext caller_context = CurrentMemoryContext;
-	MemoryContext spi_context;
 	CatalogUser saved;
 	List	   *names = NIL;
 
@@ -126,10 +126,7 @@ catalog_index_names(void)
 	if (SPI_execute("SELECT name FROM flusso.index ORDER BY name", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
 	catalog_restore_user(&saved);
-	spi_context = MemoryContextSwitchTo(caller_context);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	MemoryContextSwitchTo(spi_context);
+	names = store_text_column(caller_context);
 	SPI_finish();
 	return names;
 }
@@ -309,16 +306,12 @@ List *
 catalog_indexes_to_seed(void)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
 	List	   *names = NIL;
 
 	SPI_connect();
 	if (SPI_execute("SELECT name FROM flusso.index WHERE needs_seed", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	MemoryContextSwitchTo(spi);
+	names = store_text_column(caller);
 	SPI_finish();
 	return names;
 }

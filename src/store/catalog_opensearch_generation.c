@@ -24,20 +24,7 @@
 #include "utils/jsonb.h"
 
 #include "store/catalog_opensearch_generation.h"
-
-/* Run a statement with index as $1 (and more); the rows it processed. */
-static uint64
-run(const char *sql, int nargs, Oid *types, Datum *values, int expected)
-{
-	uint64		processed;
-
-	SPI_connect();
-	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != expected)
-		elog(ERROR, "could not run \"%s\"", sql);
-	processed = SPI_processed;
-	SPI_finish();
-	return processed;
-}
+#include "store/store_spi.h"
 
 static uint64
 run_for_index(const char *index, const char *sql, int expected)
@@ -45,7 +32,7 @@ run_for_index(const char *index, const char *sql, int expected)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
 
-	return run(sql, 1, types, values, expected);
+	return store_run(sql, 1, types, values, expected);
 }
 
 /* Statements about one generation, $1, (and an int8 $2) record its steps. */
@@ -55,7 +42,7 @@ record(const char *sql, int64 generation, int64 arg2, int expected)
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(generation), Int64GetDatum(arg2)};
 
-	(void) run(sql, strstr(sql, "$2") ? 2 : 1, types, values, expected);
+	(void) store_run(sql, strstr(sql, "$2") ? 2 : 1, types, values, expected);
 }
 
 /* Is a generation of index not retired (serving or on its way)? */
@@ -97,7 +84,7 @@ generation_begin(const char *index, const char *server, Oid owner,
 	values[2] = ObjectIdGetDatum(owner);
 	values[3] = CStringGetTextDatum(alias);
 	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(settings));
-	(void) run("INSERT INTO flusso.opensearch_generation "
+	(void) store_run("INSERT INTO flusso.opensearch_generation "
 			   "(generation, index_name, server_name, owner, alias, concrete, settings, state) "
 			   "SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
 			   "pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
@@ -136,7 +123,7 @@ generation_truncate(const char *index, XLogRecPtr version)
 	Oid			types[2] = {TEXTOID, INT8OID};
 	Datum		values[2] = {CStringGetTextDatum(index), Int64GetDatum((int64) version)};
 
-	(void) run("UPDATE flusso.opensearch_generation SET truncate_version = $2, "
+	(void) store_run("UPDATE flusso.opensearch_generation SET truncate_version = $2, "
 			   "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
 			   "AND state OPERATOR(pg_catalog.<>) 'retired'",
 			   2, types, values, SPI_OK_UPDATE);

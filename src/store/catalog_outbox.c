@@ -23,20 +23,7 @@
 #include "utils/guc.h"
 
 #include "store/catalog_outbox.h"
-
-/* Run a statement; the number of rows it processed. */
-static uint64
-run(const char *sql, int nargs, Oid *types, Datum *values, int expected)
-{
-	uint64		processed;
-
-	SPI_connect();
-	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != expected)
-		elog(ERROR, "could not run \"%s\"", sql);
-	processed = SPI_processed;
-	SPI_finish();
-	return processed;
-}
+#include "store/store_spi.h"
 
 /*
  * Queue ids (text[], distinct) of index with version; a row queued again
@@ -52,7 +39,7 @@ outbox_queue(const char *index, Datum ids, XLogRecPtr version, bool seed_only)
 	values[1] = ids;
 	values[2] = Int64GetDatum((int64) version);
 	values[3] = BoolGetDatum(seed_only);
-	return run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
+	return store_run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
 			   "SELECT $1, u.id, $3, $4 FROM pg_catalog.unnest($2) u(id) "
 			   "ON CONFLICT (index_name, id) DO UPDATE SET "
 			   "version = GREATEST(o.version, EXCLUDED.version), "
@@ -67,7 +54,7 @@ outbox_requeue_rejected(const char *index, XLogRecPtr version)
 	Oid			types[2] = {TEXTOID, INT8OID};
 	Datum		values[2] = {CStringGetTextDatum(index), Int64GetDatum((int64) version)};
 
-	(void) run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
+	(void) store_run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
 			   "SELECT index_name, id, $2, false FROM flusso.rejected "
 			   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 			   "ON CONFLICT (index_name, id) DO UPDATE SET "
@@ -82,7 +69,7 @@ outbox_forget(const char *index)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
 
-	(void) run("DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+	(void) store_run("DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
 			   1, types, values, SPI_OK_DELETE);
 }
 

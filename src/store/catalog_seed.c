@@ -21,6 +21,7 @@
 
 #include "util/text_array.h"
 #include "store/catalog_seed.h"
+#include "store/store_spi.h"
 
 /* A text[] column of the first SPI row, as n strings, or NULL. */
 static char **
@@ -117,7 +118,6 @@ List *
 catalog_resumable_seeds(void)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
 	List	   *names = NIL;
 
 	SPI_connect();
@@ -125,10 +125,7 @@ catalog_resumable_seeds(void)
 					"ON i.name OPERATOR(pg_catalog.=) s.index_name "
 					"AND i.version OPERATOR(pg_catalog.=) s.version", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.seed");
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	MemoryContextSwitchTo(spi);
+	names = store_text_column(caller);
 	SPI_finish();
 	return names;
 }
