@@ -22,6 +22,11 @@
 #include "catalog/pg_publication.h"
 #include "utils/acl.h"
 
+/* 16 moved the varlena macros (VARDATA_ANY, ...) out of postgres.h */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
 /* 16 folded the per-catalog ownership and ACL checks into object_* calls */
 #if PG_VERSION_NUM >= 160000
 #define compat_owns_relation(relid, role) \

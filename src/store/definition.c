@@ -20,6 +20,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
+#include "compat.h"
 #include "document/raw_filter.h"
 #include "store/definition.h"
 
