@@ -20,7 +20,7 @@ BEGIN { $ENV{FLUSSO_TEST_DIR} //= dirname(abs_path(__FILE__)); }
 
 our @EXPORT = qw(flusso_node flusso_settings server_has_setting fixture_path
   load_library streaming_library library_workload start_library_workload
-  library_caught_up);
+  database_caught_up library_caught_up);
 
 sub fixture_path
 {
@@ -200,17 +200,24 @@ sub start_library_workload
 	return ($workload, \$err);
 }
 
-# Poll until the worker of database library has confirmed the current WAL
+# Poll until the worker of database $db has confirmed the current WAL
 # position and every index is live.
+sub database_caught_up
+{
+	my ($node, $db) = @_;
+	# the insert position: with synchronous_commit off, commits may not be
+	# written yet, and pg_current_wal_lsn() is the write position
+	my $lsn = $node->safe_psql($db, 'SELECT pg_current_wal_insert_lsn()');
+	return $node->poll_query_until(
+		$db, qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
+		  WHERE slot_name LIKE 'flusso_%') AND (SELECT bool_and(phase = 'live') FROM flusso_status())});
+}
+
+# The same for database library.
 sub library_caught_up
 {
 	my ($node) = @_;
-	# the insert position: with synchronous_commit off, commits may not be
-	# written yet, and pg_current_wal_lsn() is the write position
-	my $lsn = $node->safe_psql('library', 'SELECT pg_current_wal_insert_lsn()');
-	return $node->poll_query_until(
-		'library', qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
-		  WHERE slot_name LIKE 'flusso_%') AND (SELECT bool_and(phase = 'live') FROM flusso_status())});
+	return database_caught_up($node, 'library');
 }
 
 1;

@@ -76,13 +76,7 @@ is($node->safe_psql('shop', q{SELECT string_agg(relname || ':' || relreplident::
 
 # Caught up: the slot has confirmed the current position and every index
 # is live.
-sub caught_up
-{
-	my $lsn = $node->safe_psql('shop', 'SELECT pg_current_wal_insert_lsn()');
-	return $node->poll_query_until(
-		'shop', qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
-		  WHERE slot_name LIKE 'flusso_%') AND (SELECT bool_and(phase = 'live') FROM flusso_status())});
-}
+sub caught_up { return database_caught_up($node, 'shop') }
 
 sub verified
 {

@@ -40,13 +40,7 @@ $$);
 SELECT count(*) FROM flusso_provision();
 });
 
-sub caught_up
-{
-	my $lsn = $node->safe_psql('shop', 'SELECT pg_current_wal_insert_lsn()');
-	return $node->poll_query_until(
-		'shop', qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
-		  WHERE slot_name LIKE 'flusso_%') AND (SELECT bool_and(phase = 'live') FROM flusso_status())});
-}
+sub caught_up { return database_caught_up($node, 'shop') }
 
 # Hold the worker in its next build: a session locks the documents table,
 # and a change makes the worker build.

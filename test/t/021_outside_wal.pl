@@ -61,13 +61,7 @@ is( $node->safe_psql('diary',
 		AND action NOT LIKE 'replication slot %' AND action NOT LIKE 'index %'}),
 	'0', 'provisioned');
 
-sub caught_up
-{
-	my $lsn = $node->safe_psql('diary', 'SELECT pg_current_wal_insert_lsn()');
-	return $node->poll_query_until(
-		'diary', qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
-		  WHERE slot_name LIKE 'flusso_%') AND (SELECT bool_and(phase = 'live') FROM flusso_status())});
-}
+sub caught_up { return database_caught_up($node, 'diary') }
 
 sub verified
 {
