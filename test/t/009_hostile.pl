@@ -209,7 +209,11 @@ my $without = $small->safe_psql('postgres',
 	  (SELECT datname FROM pg_stat_activity WHERE backend_type = 'flusso worker')});
 ok( $small->poll_query_until(
 		$without, q{SELECT phase = 'error' AND last_error LIKE '%raise max_worker_processes%' FROM flusso_status()}),
-	'the database without a worker says so in flusso_status()');
+	'the database without a worker says so in flusso_status()')
+  or diag("without a worker: '$without'; status: "
+	  . join('; ', map { "$_: " . $small->safe_psql($_, q{SELECT string_agg(index || ' ' || phase
+		  || ' ' || coalesce(worker_pid::text, '-') || ' ' || coalesce(last_error, '-'), ', ') FROM flusso_status()}) }
+		  ('one', 'two')));
 $small->stop;
 
 # --- a SQL_ASCII database checks UTF-8 like any other ---------------------------
