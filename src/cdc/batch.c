@@ -7,7 +7,10 @@
  *	  Past memory_limit bytes, records go to a temporary file instead (not
  *	  deduplicated there), so a transaction of any size decodes in bounded
  *	  memory; readers get the in-memory records first, then the spilled
- *	  ones.
+ *	  ones.  The few records that are not row changes to build from, rows
+ *	  inserted into flusso.signal and tables the stream says were rewritten
+ *	  or not covered (notes), are kept apart, in stream order, for the
+ *	  signals module to read.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -36,6 +39,36 @@ typedef struct RecordEntry
 {
 	RecordKey	key;			/* must be first */
 } RecordEntry;
+
+/* A record kept apart from the row changes: see batch_note_count(). */
+typedef struct BatchNote
+{
+	int			len;
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} BatchNote;
+
+/* Keep a note, in stream order; false when the record is a row change. */
+static bool
+keep_note(ChangeBatch *batch, const ThinChangeHeader *header, const char *data, int len)
+{
+	MemoryContext old;
+	BatchNote  *note;
+
+	if (header->op != THIN_REWRITE && header->op != THIN_UNCOVERED &&
+		header->relid != batch->signal_relid)
+		return false;
+	/* a signal row updated or deleted (forgotten) says nothing */
+	if (header->relid == batch->signal_relid && header->op != THIN_INSERT)
+		return true;
+	old = MemoryContextSwitchTo(batch->context);
+	note = palloc(offsetof(BatchNote, data) + len);
+	note->len = len;
+	memcpy(note->data, data, len);
+	batch->notes = lappend(batch->notes, note);
+	MemoryContextSwitchTo(old);
+	batch->memory_used += len;
+	return true;
+}
 
 static uint32
 record_hash(const void *key, Size keysize)
@@ -110,6 +143,8 @@ batch_add(ChangeBatch *batch, const char *data, int len)
 		batch->oldest_commit = header.commit_time;
 	batch->last_commit_end = Max(batch->last_commit_end, header.commit_end_lsn);
 
+	if (keep_note(batch, &header, data, len))
+		return;
 	if (batch->memory_used >= batch->memory_limit)
 	{
 		/*
@@ -226,6 +261,28 @@ batch_next(ChangeBatch *batch, ThinChange *change)
 }
 
 /*
+ * The notes of the batch: rows inserted into flusso.signal, and tables the
+ * stream says were rewritten or changed while the publication did not
+ * cover them.  They are not row changes, so batch_next() does not return
+ * them; they are few, kept in memory in stream order, and read by index.
+ */
+int
+batch_note_count(const ChangeBatch *batch)
+{
+	return list_length(batch->notes);
+}
+
+/* Note n of the batch, read into change in the caller's memory context. */
+void
+batch_read_note(const ChangeBatch *batch, int n, ThinChange *change)
+{
+	BatchNote  *note = list_nth(batch->notes, n);
+
+	if (!thin_change_read(note->data, note->len, change))
+		elog(ERROR, "malformed flusso change record in batch");
+}
+
+/*
  * The committed top-level transactions the batch's changes came from, as
  * an array of *count, in the batch's memory context.
  */
@@ -265,5 +322,6 @@ batch_reset(ChangeBatch *batch)
 	batch->oldest_commit = 0;
 	batch->last_commit_end = InvalidXLogRecPtr;
 	batch->nsignals = 0;
+	batch->notes = NIL;
 	create_sets(batch);
 }

@@ -13,6 +13,7 @@
 #define FLUSSO_CDC_BATCH_H
 
 #include "cdc/thin_change.h"
+#include "nodes/pg_list.h"
 #include "storage/buffile.h"
 #include "utils/hsearch.h"
 #include "utils/resowner.h"
@@ -33,6 +34,8 @@ typedef struct ChangeBatch
 	XLogRecPtr	last_commit_end;	/* the latest commit of a change in it */
 	Oid			signal_relid;	/* flusso.signal: inserts there end a batch */
 	int			nsignals;		/* rows inserted into it so far */
+	List	   *notes;			/* BatchNote: flusso.signal rows, tables
+								 * rewritten or not covered, in stream order */
 
 	/* iteration; a change read lives until the next one is read */
 	MemoryContext scan_context;
@@ -46,6 +49,8 @@ extern void batch_add(ChangeBatch *batch, const char *data, int len);
 extern bool batch_is_empty(const ChangeBatch *batch);
 extern void batch_begin_scan(ChangeBatch *batch);
 extern bool batch_next(ChangeBatch *batch, ThinChange *change);
+extern int	batch_note_count(const ChangeBatch *batch);
+extern void batch_read_note(const ChangeBatch *batch, int n, ThinChange *change);
 extern TransactionId *batch_xids(ChangeBatch *batch, int *count);
 extern void batch_reset(ChangeBatch *batch);
 

@@ -13,9 +13,7 @@
  * can be captured for the seed to drop from its chunk; engine_build()
  * writes a chunk, to the next generation only.  Documents carry a version
  * for the sinks that ship later: the batch's last commit (every change up
- * to it is visible when they are built), or the chunk's low watermark.  Rows
- * inserted into flusso.signal, and the tables the stream says were
- * rewritten or not covered, are handed back to the caller as signals.
+ * to it is visible when they are built), or the chunk's low watermark.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -35,6 +33,8 @@
 #include "document/docid.h"
 #include "document/session.h"
 #include "engine/engine_index.h"
+#include "engine/engine_seed.h"
+#include "engine/engine_stream.h"
 #include "engine/pending.h"
 #include "engine/strikes.h"
 
@@ -398,79 +398,6 @@ resolved_count(List *states)
 	return n;
 }
 
-/* The signal a change inserted, or NULL when it is not one. */
-static Signal *
-read_signal(Engine *engine, const ThinChange *change)
-{
-	Signal	   *signal;
-
-	if (change->relid != engine->signal_relid || change->op != THIN_INSERT ||
-		change->ncolumns != 3 || change->new_values == NULL)
-		return NULL;
-	for (int c = 0; c < 3; c++)
-	{
-		if (change->new_values[c].kind != THIN_TEXT)
-			return NULL;
-	}
-	signal = palloc(sizeof(Signal));
-	signal->id = pstrdup(change->new_values[0].text);
-	signal->kind = pstrdup(change->new_values[1].text);
-	signal->index_name = pstrdup(change->new_values[2].text);
-	signal->table = NULL;
-	signal->lsn = change->commit_end_lsn;
-	return signal;
-}
-
-/* Does the index read relid (as root, related table or junction)? */
-static bool
-index_reads(const EngineIndex *ei, Oid relid)
-{
-	ListCell   *lc;
-
-	foreach(lc, ei->reads)
-	{
-		if (((TableUse *) lfirst(lc))->relid == relid)
-			return true;
-	}
-	return false;
-}
-
-/*
- * A table was rewritten, or changed while the publication did not cover
- * it: every index that reads it must be seeded again.  One signal per
- * index and kind is added to signals.
- */
-static List *
-coverage_signals(Engine *engine, const ThinChange *change, List *signals)
-{
-	const char *kind = change->op == THIN_REWRITE ? SIGNAL_REWRITE : SIGNAL_UNCOVERED;
-	ListCell   *lc;
-
-	foreach(lc, engine->indexes)
-	{
-		EngineIndex *ei = lfirst(lc);
-		Signal	   *signal;
-		ListCell   *sc;
-
-		if (!index_reads(ei, change->relid))
-			continue;
-		foreach(sc, signals)
-		{
-			signal = lfirst(sc);
-			if (strcmp(signal->kind, kind) == 0 && strcmp(signal->index_name, ei->index->name) == 0)
-				break;
-		}
-		if (sc != NULL)
-			continue;
-		signal = palloc0(sizeof(Signal));
-		signal->kind = pstrdup(kind);
-		signal->index_name = pstrdup(ei->index->name);
-		signal->table = psprintf("%s.%s", change->nspname, change->relname);
-		signals = lappend(signals, signal);
-	}
-	return signals;
-}
-
 /*
  * Start resolving a batch: engine_resolve() then takes it a part at a
  * time.  The documents it owes are built after its last commit.
@@ -487,15 +414,12 @@ engine_resolve_begin(Engine *engine, ChangeBatch *batch)
  * changes become the keys of the documents each index owes (a set of up to
  * KEY_SET_LIMIT keys at a time, so that a batch of any size is resolved in
  * bounded memory), built by engine_build_pending() once the worker chooses
- * to.  A root TRUNCATE empties the index now, in stream order.  Rows
- * inserted into flusso.signal, and the tables the stream says were
- * rewritten or not covered, are appended to *signals, in signal_context:
- * the caller's, which outlives the transactions a batch is resolved in.
- * True while the batch has more.
+ * to.  A root TRUNCATE empties the index now, in stream order.  The
+ * batch's notes (signals) are not row changes: the signals module reads
+ * them (signal/signal_read.c).  True while the batch has more.
  */
 bool
-engine_resolve(Engine *engine, ChangeBatch *batch, MemoryContext signal_context,
-			   List **signals)
+engine_resolve(Engine *engine, ChangeBatch *batch)
 {
 	MemoryContext chunk_context = AllocSetContextCreate(CurrentMemoryContext,
 														"flusso resolve chunk",
@@ -510,23 +434,6 @@ engine_resolve(Engine *engine, ChangeBatch *batch, MemoryContext signal_context,
 	states = start_chunk(engine->indexes, SINK_CURRENT, engine->owed_version);
 	while ((more = batch_next(batch, &change)))
 	{
-		if (change.relid == engine->signal_relid ||
-			change.op == THIN_REWRITE || change.op == THIN_UNCOVERED)
-		{
-			MemoryContext chunk = MemoryContextSwitchTo(signal_context);
-
-			if (change.relid == engine->signal_relid)
-			{
-				Signal	   *signal = read_signal(engine, &change);
-
-				if (signal)
-					*signals = lappend(*signals, signal);
-			}
-			else
-				*signals = coverage_signals(engine, &change, *signals);
-			MemoryContextSwitchTo(chunk);
-			continue;
-		}
 		foreach(lc, states)
 		{
 			ApplyState *st = lfirst(lc);

@@ -44,6 +44,8 @@
 #include "store/catalog_index.h"
 #include "store/catalog_seed.h"
 #include "engine/engine_index.h"
+#include "engine/engine_seed.h"
+#include "engine/engine_stream.h"
 #include "engine/pending.h"
 #include "ipc/shared.h"
 #include "engine/strikes.h"
@@ -347,6 +349,33 @@ engine_index(Engine *engine, const char *name)
 			return ei;
 	}
 	return NULL;
+}
+
+/*
+ * The indexes that read relid, as root, related table or junction (a
+ * List of EngineIndex, in the caller's memory context).
+ */
+List *
+engine_readers(Engine *engine, Oid relid)
+{
+	List	   *readers = NIL;
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		ListCell   *rc;
+
+		foreach(rc, ei->reads)
+		{
+			if (((TableUse *) lfirst(rc))->relid == relid)
+			{
+				readers = lappend(readers, ei);
+				break;
+			}
+		}
+	}
+	return readers;
 }
 
 /* Compile an index again and prepare its statement as its owner. */

@@ -30,6 +30,7 @@
 #include "document/docid.h"
 #include "document/session.h"
 #include "engine/engine_index.h"
+#include "engine/engine_stream.h"
 #include "engine/pending.h"
 #include "engine/strikes.h"
 

@@ -24,6 +24,7 @@
 #include "binding/tables.h"
 #include "document/keyset.h"
 #include "engine/engine_index.h"
+#include "engine/engine_seed.h"
 
 /* The root table, schema-qualified and quoted, for messages. */
 const char *

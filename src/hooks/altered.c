@@ -8,7 +8,7 @@
  *	  seeded again, as after a rewrite: an "altered" row in flusso.signal,
  *	  inserted in the transaction that made the change, reaches the worker
  *	  in stream order, after every change committed before it
- *	  (snapshot/signals.c).
+ *	  (signal/signal_act.c).
  *
  * What the utility hook notes, after the statement ran:
  *	  - a column dropped or renamed (ALTER TABLE ... DROP COLUMN, RENAME
@@ -70,11 +70,9 @@
 #include "binding/ready.h"
 #include "binding/tables.h"
 #include "util/pinned.h"
-#include "ipc/requests.h"
 #include "util/text_array.h"
-#include "engine/engine.h"
+#include "signal/signal.h"
 #include "store/catalog_index.h"
-#include "store/catalog_signal.h"
 #include "hooks/altered.h"
 
 /* What a statement of this transaction altered. */
@@ -178,37 +176,6 @@ index_touched(const StoredIndex *index, List *objects)
 }
 
 /*
- * Insert a request of kind for each index named, as the catalog's owner,
- * and have the worker look at commit: called as a transaction commits, by
- * the DDL hooks.  When the database's flusso objects cannot hold it, warn
- * instead.
- */
-void
-altered_request_seeds(const char *kind, List *index_names)
-{
-	CatalogUser saved;
-	ListCell   *lc;
-
-	if (index_names == NIL)
-		return;
-	catalog_become_owner(&saved);
-	if (!catalog_signal_kind_accepted(kind))
-	{
-		catalog_restore_user(&saved);
-		foreach(lc, index_names)
-			ereport(WARNING,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("flusso index \"%s\" will not be seeded again after this change", (char *) lfirst(lc)),
-					 errdetail("The flusso objects of this database predate the library, which needs them updated to record the request."),
-					 errhint("Run ALTER EXTENSION flusso UPDATE, then SELECT flusso_resnapshot('%s').", (char *) lfirst(lc))));
-		return;
-	}
-	catalog_insert_requests(kind, index_names);
-	catalog_restore_user(&saved);
-	request_worker_at_commit(true);
-}
-
-/*
  * At commit, ask for a seed (a request of kind) of every index for which
  * touches(index, objects) holds: the DDL hooks' one way to have indexes
  * seeded again.
@@ -232,7 +199,7 @@ altered_request_seeds_where(const char *kind,
 		if (touches(index, objects))
 			names = lappend(names, index->name);
 	}
-	altered_request_seeds(kind, names);
+	signal_request_seeds(kind, names);
 	PopActiveSnapshot();
 }
 

@@ -18,7 +18,6 @@
 
 extern List *altered_before_statement(Node *stmt);
 extern void altered_note_statement(Node *stmt, List *retyped);
-extern void altered_request_seeds(const char *kind, List *index_names);
 extern void altered_request_seeds_where(const char *kind,
 										bool (*touches) (const StoredIndex *index, List *objects),
 										List *objects);

@@ -22,8 +22,10 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "ipc/shared.h"
 
@@ -196,6 +198,42 @@ shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
 	}
 	status->phase = phase;
 	strlcpy(status->error, message ? message : "", FLUSSO_ERROR_LEN);
+}
+
+/*
+ * Set the phase of an index of this database (when it has an entry),
+ * taking the lock; with a seed's progress when done is not negative: the
+ * root rows read of about total, and the rate of the seed, measured from
+ * where it starts or resumes.
+ */
+void
+shared_report_phase(const char *name, IndexPhase phase, const char *message,
+					int64 done, int64 total)
+{
+	DatabaseEntry *entry;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	if (entry)
+	{
+		IndexStatus *status = shared_index_status(entry, name);
+		bool		was_seeding = status && status->phase == PHASE_SNAPSHOT;
+
+		shared_set_phase(entry, name, phase, message);
+		status = shared_index_status(entry, name);
+		if (done >= 0)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			status->snapshot_done = done;
+			status->snapshot_total = Max(total, done);
+			if (phase == PHASE_SNAPSHOT && !was_seeding)
+				rate_restart(&status->snapshot_rate, now, done);
+			else
+				rate_note(&status->snapshot_rate, now, done);
+		}
+	}
+	LWLockRelease(flusso_shared->lock);
 }
 
 const char *

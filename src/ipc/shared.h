@@ -134,6 +134,8 @@ extern void shared_free_index_statuses(DatabaseEntry *entry);
 extern void shared_list_indexes(DatabaseEntry *entry, List *names);
 extern void shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
 							 const char *message);
+extern void shared_report_phase(const char *name, IndexPhase phase, const char *message,
+								int64 done, int64 total);
 extern const char *phase_name(IndexPhase phase);
 
 #endif							/* FLUSSO_IPC_SHARED_H */

@@ -39,7 +39,7 @@
 #include "opensearch/bulk.h"
 #include "opensearch/json.h"
 #include "shipper/shipper.h"
-#include "snapshot/request.h"
+#include "signal/signal.h"
 #include "store/catalog_opensearch_generation.h"
 
 /* documents read and deleted at a time when a generation is emptied */
@@ -300,7 +300,7 @@ served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
 	if (!xact_begin(true, NULL, 0))
 		return false;
 	if (generation_retire_served(g->generation) && !newer)
-		snap_request_reseed(x->name);
+		signal_request_reseed(x->name);
 	xact_commit();
 	g->state = "retired";
 	message = psprintf("OpenSearch index \"%s\", which alias \"%s\" served, %s; %s",

@@ -31,8 +31,11 @@
  * The seed owns its cursor (a row of flusso.seed) and its watermark rows,
  * which it writes through the verbs of store/catalog_seed.c and
  * store/catalog_signal.c; it reads and writes an index's documents only
- * through the engine's verbs.  When
- * a transaction finds the extension dropped, a step returns: the worker's
+ * through the engine's seed verbs (engine/engine_seed.h), which show keys,
+ * never change records.  The worker's loop calls seed_step() each turn
+ * and hands over what the stream brought (the watermarks, the indexes a
+ * signal wants seeded afresh); the state machine is this file's.  When a
+ * transaction finds the extension dropped, a step returns: the worker's
  * loop sees the drop and ends.
  *
  * Copyright (c) 2026, flusso developers
@@ -46,14 +49,56 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "utils/uuid.h"
 
+#include "engine/engine_seed.h"
 #include "ipc/shared.h"
 #include "util/xact.h"
 #include "flusso.h"
+#include "signal/signal.h"
 #include "snapshot/seed.h"
 #include "store/catalog_index.h"
 #include "store/catalog_seed.h"
 #include "store/catalog_signal.h"
+
+#define UUID_TEXT_LEN (UUID_LEN * 2 + 4 + 1)
+
+typedef enum SeedState
+{
+	SEED_CHUNK_DUE,				/* read the next chunk */
+	SEED_AWAIT_LOW,				/* chunk read: wait for its low watermark */
+	SEED_AWAIT_HIGH,			/* in the window: wait for the high one */
+	SEED_FINISH_DUE				/* all written: swap the next generation in */
+} SeedState;
+
+/* One seed in progress. */
+typedef struct Seed
+{
+	EngineIndex *ei;
+	MemoryContext context;		/* lives as long as the seed */
+	MemoryContext chunk_context;	/* the chunk and the keys it drops */
+	SeedState	state;
+	int			nkeys;			/* root key columns */
+	char	  **last_key;		/* cursor: last key written, NULL at start */
+	char	  **max_key;		/* largest key at the start, NULL if none */
+	List	   *chunk;			/* keys read (char ** rows), in key order */
+	bool		final_chunk;	/* nothing lies beyond this chunk */
+	char		low[UUID_TEXT_LEN];
+	char		high[UUID_TEXT_LEN];
+	XLogRecPtr	low_lsn;		/* the low watermark's commit: the version */
+	int64		done;			/* root keys read so far */
+	int64		total;			/* estimated root rows */
+} Seed;
+
+/* The worker's seeding: at most one seed in progress. */
+struct Seeder
+{
+	Engine	   *engine;
+	char	   *publication;	/* flusso.publication when the worker started */
+	MemoryContext context;		/* the worker's: outlives every seed */
+	Seed	   *seed;			/* the seed in progress, if any */
+	bool		waits;			/* no seed could begin since the last look */
+};
 
 /* A transaction of the seed's own, with SPI; false when flusso is gone. */
 static bool
@@ -77,29 +122,7 @@ end_transaction(void)
 static void
 report(Seed *seed, IndexPhase phase, const char *message)
 {
-	const char *name = engine_index_name(seed->ei);
-	DatabaseEntry *entry;
-
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	entry = shared_database(MyDatabaseId, false);
-	if (entry)
-	{
-		IndexStatus *status = shared_index_status(entry, name);
-		bool		was_seeding = status && status->phase == PHASE_SNAPSHOT;
-
-		shared_set_phase(entry, name, phase, message);
-		if (status)
-		{
-			status->snapshot_done = seed->done;
-			status->snapshot_total = Max(seed->total, seed->done);
-			/* the rate of this seed, from where it starts or resumes */
-			if (phase == PHASE_SNAPSHOT && !was_seeding)
-				rate_restart(&status->snapshot_rate, GetCurrentTimestamp(), seed->done);
-			else
-				rate_note(&status->snapshot_rate, GetCurrentTimestamp(), seed->done);
-		}
-	}
-	LWLockRelease(flusso_shared->lock);
+	shared_report_phase(engine_index_name(seed->ei), phase, message, seed->done, seed->total);
 }
 
 /* A key, copied into context. */
@@ -156,13 +179,13 @@ start(void *arg)
  * another index may run first.  In the caller's transaction.
  */
 void
-seed_mark_resumable(Engine *engine)
+seed_mark_resumable(Seeder *seeder)
 {
 	ListCell   *lc;
 
 	foreach(lc, catalog_resumable_seeds())
 	{
-		EngineIndex *ei = engine_index(engine, lfirst(lc));
+		EngineIndex *ei = engine_index(seeder->engine, lfirst(lc));
 
 		if (ei && engine_index_needs_seed(ei) && !engine_index_broken(ei) &&
 			engine_next_exists(ei))
@@ -170,11 +193,19 @@ seed_mark_resumable(Engine *engine)
 	}
 }
 
-/* Does an index need seeding, and can it be built? */
-bool
-seed_wanted(Engine *engine)
+/*
+ * The worker's seeding of the indexes of engine, in context (the worker's,
+ * which outlives every seed: each lives in a child of it).
+ */
+Seeder *
+seed_create(Engine *engine, const char *publication, MemoryContext context)
 {
-	return engine_next_to_seed(engine, NULL) != NULL;
+	Seeder	   *seeder = MemoryContextAllocZero(context, sizeof(Seeder));
+
+	seeder->engine = engine;
+	seeder->publication = MemoryContextStrdup(context, publication);
+	seeder->context = context;
+	return seeder;
 }
 
 /*
@@ -249,16 +280,16 @@ begin_one(EngineIndex *ei, const char *publication, MemoryContext parent)
 /*
  * Begin (or resume) seeding the first index that needs it and can start:
  * one that waits for the publication does not hold up the others.  NULL
- * when none can.  The seed lives in a child of parent, a context that
- * outlives it (the worker's), until it finishes or is abandoned.
+ * when none can.  The seed lives in a child of the seeder's context until
+ * it finishes or is abandoned.
  */
-Seed *
-seed_begin(Engine *engine, const char *publication, MemoryContext parent)
+static Seed *
+begin(Seeder *seeder)
 {
-	for (EngineIndex *ei = engine_next_to_seed(engine, NULL); ei;
-		 ei = engine_next_to_seed(engine, ei))
+	for (EngineIndex *ei = engine_next_to_seed(seeder->engine, NULL); ei;
+		 ei = engine_next_to_seed(seeder->engine, ei))
 	{
-		Seed	   *seed = begin_one(ei, publication, parent);
+		Seed	   *seed = begin_one(ei, seeder->publication, seeder->context);
 
 		if (seed)
 			return seed;
@@ -304,8 +335,8 @@ read_chunk(void *arg)
  * arrives in the stream.  If they cannot be read, the index is isolated
  * and the seed forgotten (*seed is NULL then).
  */
-void
-seed_read_chunk(Seed **seedp)
+static void
+read_next_chunk(Seed **seedp)
 {
 	Seed	   *seed = *seedp;
 	bool		ok;
@@ -338,8 +369,8 @@ swap(void *arg)
  * as building the table sink's secondary indexes), and say the index is
  * live.
  */
-void
-seed_finish(Seed **seed)
+static void
+finish(Seed **seed)
 {
 	EngineIndex *ei = (*seed)->ei;
 	const char *name = engine_index_name(ei);
@@ -358,7 +389,7 @@ seed_finish(Seed **seed)
 	{
 		catalog_mark_seeded(name);
 		/* requests that this seed answered: they arrived before it started */
-		catalog_forget_answered_signals(name);
+		catalog_forget_answered_signals(name, signal_request_kinds());
 		catalog_forget_seed(name);
 	}
 	end_transaction();
@@ -439,8 +470,8 @@ close_chunk(Seed **seed)
  * The low one opens the chunk's window (what changes now, the stream
  * builds); the high one closes it, and the rest of the chunk is built.
  */
-bool
-seed_watermark(Seed **seed, const char *id, XLogRecPtr lsn)
+static bool
+take_watermark(Seed **seed, const char *id, XLogRecPtr lsn)
 {
 	Seed	   *s = *seed;
 
@@ -460,10 +491,92 @@ seed_watermark(Seed **seed, const char *id, XLogRecPtr lsn)
 	return false;
 }
 
-/* Abandon the seed of ei, if it is the one in progress. */
+/*
+ * Move the seeding on, one step: begin a seed for an index that needs it,
+ * read its next chunk, or swap it in.  When none could begin (the
+ * publication does not cover an index's tables, its sinks or definition
+ * changed), trying again waits until the catalog may have changed (look),
+ * or a signal asked for another seed (seed_wake).
+ */
 void
-seed_abandon(Seed **seed, EngineIndex *ei)
+seed_step(Seeder *seeder, bool look)
 {
-	if (*seed && (*seed)->ei == ei)
-		forget(seed);
+	if (seeder->seed == NULL && engine_next_to_seed(seeder->engine, NULL) != NULL &&
+		(look || !seeder->waits))
+	{
+		seeder->seed = begin(seeder);
+		seeder->waits = seeder->seed == NULL;
+	}
+	if (seeder->seed && seeder->seed->state == SEED_FINISH_DUE)
+		finish(&seeder->seed);
+	if (seeder->seed && seeder->seed->state == SEED_CHUNK_DUE)
+		read_next_chunk(&seeder->seed);
+}
+
+/* Is the seed ready for its next step, so that the loop must not sleep? */
+bool
+seed_due(const Seeder *seeder)
+{
+	return seeder->seed && (seeder->seed->state == SEED_CHUNK_DUE ||
+							seeder->seed->state == SEED_FINISH_DUE);
+}
+
+/* A signal asked for a seed: the next step may begin one without a look. */
+void
+seed_wake(Seeder *seeder)
+{
+	seeder->waits = false;
+}
+
+/*
+ * The watermarks a batch ended with, in its transaction, after its changes
+ * were applied: those of the seed in progress move it on; those of an
+ * earlier run or of a seed abandoned are deleted.
+ */
+void
+seed_take_watermarks(Seeder *seeder, List *watermarks)
+{
+	ListCell   *lc;
+
+	if (watermarks == NIL)
+		return;
+	SPI_connect();
+	foreach(lc, watermarks)
+	{
+		Signal	   *signal = lfirst(lc);
+
+		if (!take_watermark(&seeder->seed, signal->id, signal->lsn))
+			catalog_forget_signal_of_kinds(signal->id, signal_watermark_kinds());
+	}
+	SPI_finish();
+}
+
+/*
+ * The indexes (EngineIndex) a signal marked for seeding afresh, in the
+ * batch's transaction: their cursors are forgotten, and a seed of one in
+ * progress is abandoned; the next step begins it again.
+ */
+void
+seed_restart(Seeder *seeder, List *indexes)
+{
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		catalog_forget_seed(engine_index_name(ei));
+		if (seeder->seed && seeder->seed->ei == ei)
+			forget(&seeder->seed);
+	}
+}
+
+/* Watermarks of an earlier run count for nothing: delete them. */
+void
+seed_forget_watermarks(void)
+{
+	if (!xact_begin(true, NULL, 0))
+		return;
+	catalog_forget_signals_of_kinds(signal_watermark_kinds());
+	xact_commit();
 }

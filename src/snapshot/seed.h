@@ -4,7 +4,9 @@
  *	  Seeding an index from its tables by DBLog watermarks: chunks of root
  *	  keys read between a low and a high watermark, built when the high
  *	  watermark arrives in the stream, into a next generation swapped in at
- *	  the end.
+ *	  the end.  The worker holds a Seeder, opaque, and moves it on with
+ *	  seed_step(); what the stream brings (watermarks, indexes to seed
+ *	  afresh) it hands over as the batch's signals are acted on.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -13,46 +15,17 @@
 #ifndef FLUSSO_SNAPSHOT_SEED_H
 #define FLUSSO_SNAPSHOT_SEED_H
 
-#include "utils/uuid.h"
 #include "engine/engine.h"
 
-#define UUID_TEXT_LEN (UUID_LEN * 2 + 4 + 1)
+typedef struct Seeder Seeder;	/* the worker's seeding: one index at a time */
 
-typedef enum SeedState
-{
-	SEED_CHUNK_DUE,				/* read the next chunk */
-	SEED_AWAIT_LOW,				/* chunk read: wait for its low watermark */
-	SEED_AWAIT_HIGH,			/* in the window: wait for the high one */
-	SEED_FINISH_DUE				/* all written: swap the next generation in */
-} SeedState;
-
-/* One seed in progress; the worker runs one at a time. */
-typedef struct Seed
-{
-	EngineIndex *ei;
-	MemoryContext context;		/* lives as long as the seed */
-	MemoryContext chunk_context;	/* the chunk and the keys it drops */
-	SeedState	state;
-	int			nkeys;			/* root key columns */
-	char	  **last_key;		/* cursor: last key written, NULL at start */
-	char	  **max_key;		/* largest key at the start, NULL if none */
-	List	   *chunk;			/* keys read (char ** rows), in key order */
-	bool		final_chunk;	/* nothing lies beyond this chunk */
-	char		low[UUID_TEXT_LEN];
-	char		high[UUID_TEXT_LEN];
-	XLogRecPtr	low_lsn;		/* the low watermark's commit: the version */
-	int64		done;			/* root keys read so far */
-	int64		total;			/* estimated root rows */
-} Seed;
-
-extern void seed_mark_resumable(Engine *engine);
-extern bool seed_wanted(Engine *engine);
-extern Seed *seed_begin(Engine *engine, const char *publication, MemoryContext parent);
-extern void seed_read_chunk(Seed **seed);
-extern bool seed_watermark(Seed **seed, const char *id, XLogRecPtr lsn);
-extern void seed_abandon(Seed **seed, EngineIndex *ei);
-extern bool seed_handle_signals(Engine *engine, Seed **seed, List *signals);
-extern void seed_finish(Seed **seed);
+extern Seeder *seed_create(Engine *engine, const char *publication, MemoryContext context);
+extern void seed_mark_resumable(Seeder *seeder);
 extern void seed_forget_watermarks(void);
+extern void seed_step(Seeder *seeder, bool look);
+extern bool seed_due(const Seeder *seeder);
+extern void seed_take_watermarks(Seeder *seeder, List *watermarks);
+extern void seed_restart(Seeder *seeder, List *indexes);
+extern void seed_wake(Seeder *seeder);
 
 #endif							/* FLUSSO_SNAPSHOT_SEED_H */

@@ -4,7 +4,8 @@
  *	  flusso.signal: requests (a re-snapshot, a retry, a seed a DDL change
  *	  calls for) and a seed's watermarks, inserted here and read by the
  *	  stream in commit order; every statement over the table, each written
- *	  once, as a verb.
+ *	  once, as a verb.  The kinds are the signals module's
+ *	  (signal/signal.h): a verb is given those it concerns.
  *
  * Each verb runs in the caller's role and transaction, in a SPI connection
  * of its own (nested in the caller's, if any); what it returns is
@@ -24,18 +25,31 @@
 #include "util/text_array.h"
 #include "store/catalog_signal.h"
 
-/* Run a statement with up to two text arguments, $1 and $2. */
+/*
+ * Run a statement with up to two text arguments, $1 and $2, and kinds, a
+ * NULL-terminated list of signal kinds, as a text[] after them.
+ */
 static void
-run(const char *sql, int expected, const char *arg1, const char *arg2)
+run(const char *sql, int expected, const char *arg1, const char *arg2,
+	const char *const *kinds)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[3];
 	int			nargs = 0;
 
 	if (arg1)
 		values[nargs++] = CStringGetTextDatum(arg1);
 	if (arg2)
 		values[nargs++] = CStringGetTextDatum(arg2);
+	if (kinds)
+	{
+		int			n = 0;
+
+		while (kinds[n])
+			n++;
+		argtypes[nargs] = TEXTARRAYOID;
+		values[nargs++] = text_array_from_strings((char **) kinds, n);
+	}
 	SPI_connect();
 	if (SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 0) != expected)
 		elog(ERROR, "could not run \"%s\"", sql);
@@ -59,35 +73,6 @@ catalog_insert_request(const char *kind, const char *name)
 	id = SPI_datumTransfer(id, false, UUID_LEN);
 	SPI_finish();
 	return id;
-}
-
-/*
- * Can the database's flusso.signal hold a request of kind?  Its objects
- * may be older than the library (ALTER EXTENSION flusso UPDATE not run
- * yet), and a row its CHECK rejects would fail the user's commit.
- */
-bool
-catalog_signal_kind_accepted(const char *kind)
-{
-	int			major = 0;
-	int			minor = 0;
-	char	   *version;
-	bool		accepted = true;
-
-	SPI_connect();
-	if (SPI_execute("SELECT extversion FROM pg_catalog.pg_extension "
-					"WHERE extname OPERATOR(pg_catalog.=) 'flusso'", true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the version of extension \"flusso\"");
-	version = SPI_processed == 1
-		? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : NULL;
-	if (version == NULL || sscanf(version, "%d.%d", &major, &minor) != 2)
-		accepted = false;
-	else if (strcmp(kind, SIGNAL_ALTERED) == 0)
-		accepted = major > 0 || minor >= 5;
-	else if (strcmp(kind, SIGNAL_PARTITIONS) == 0)
-		accepted = major > 0 || minor >= 4;
-	SPI_finish();
-	return accepted;
 }
 
 /* Insert a request of kind for each index named. */
@@ -136,16 +121,16 @@ void
 catalog_forget_signal(const char *id)
 {
 	run("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1",
-		SPI_OK_DELETE, id, NULL);
+		SPI_OK_DELETE, id, NULL, NULL);
 }
 
-/* Forget the signal of this id if it is a watermark (of no seed now). */
+/* Forget the signal of this id if it is of one of kinds (NULL-terminated). */
 void
-catalog_forget_stale_watermark(const char *id)
+catalog_forget_signal_of_kinds(const char *id, const char *const *kinds)
 {
 	run("DELETE FROM flusso.signal WHERE id::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
-		"AND kind OPERATOR(pg_catalog.=) ANY (ARRAY['" SIGNAL_LOW "', '" SIGNAL_HIGH "'])",
-		SPI_OK_DELETE, id, NULL);
+		"AND kind OPERATOR(pg_catalog.=) ANY ($2)",
+		SPI_OK_DELETE, id, NULL, kinds);
 }
 
 /* Forget the pair of watermarks of a chunk. */
@@ -154,19 +139,15 @@ catalog_forget_watermarks(const char *low, const char *high)
 {
 	run("DELETE FROM flusso.signal WHERE id::pg_catalog.text "
 		"OPERATOR(pg_catalog.=) ANY (ARRAY[$1, $2])",
-		SPI_OK_DELETE, low, high);
+		SPI_OK_DELETE, low, high, NULL);
 }
 
-/* Forget every watermark: those of an earlier run count for nothing. */
+/* Forget every signal of one of kinds (NULL-terminated). */
 void
-catalog_forget_all_watermarks(void)
+catalog_forget_signals_of_kinds(const char *const *kinds)
 {
-	SPI_connect();
-	if (SPI_execute("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) "
-					"ANY (ARRAY['" SIGNAL_LOW "', '" SIGNAL_HIGH "'])",
-					false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not delete old watermarks");
-	SPI_finish();
+	run("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) ANY ($1)",
+		SPI_OK_DELETE, NULL, NULL, kinds);
 }
 
 /* Forget every signal of index name. */
@@ -174,19 +155,19 @@ void
 catalog_forget_signals(const char *name)
 {
 	run("DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) $1",
-		SPI_OK_DELETE, name, NULL);
+		SPI_OK_DELETE, name, NULL, NULL);
 }
 
 /*
- * Forget the requests a seed of index name answered: those that arrived
- * before it started (flusso.seed keeps when).
+ * Forget the requests of one of kinds (NULL-terminated) that a seed of
+ * index name answered: those that arrived before it started (flusso.seed
+ * keeps when).
  */
 void
-catalog_forget_answered_signals(const char *name)
+catalog_forget_answered_signals(const char *name, const char *const *kinds)
 {
-	run("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) "
-		"ANY (ARRAY['" SIGNAL_RESNAPSHOT "', '" SIGNAL_PARTITIONS "', '" SIGNAL_ALTERED "']) "
+	run("DELETE FROM flusso.signal WHERE kind OPERATOR(pg_catalog.=) ANY ($2) "
 		"AND index_name OPERATOR(pg_catalog.=) $1 AND created_at OPERATOR(pg_catalog.<=) "
 		"(SELECT started_at FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1)",
-		SPI_OK_DELETE, name, NULL);
+		SPI_OK_DELETE, name, NULL, kinds);
 }

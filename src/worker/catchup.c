@@ -30,6 +30,8 @@
 #include "cdc/capture_log.h"
 #include "util/xact.h"
 #include "flusso.h"
+#include "signal/signal_act.h"
+#include "signal/signal_read.h"
 #include "worker/catchup.h"
 
 void
@@ -60,12 +62,12 @@ maybe_crash_after_flush(void)
 }
 
 /*
- * Test hook, only in the build `make test` installs: every signal the batch
- * has handed back so far, and the list of them, was allocated in context,
- * the caller's, which outlives the batch's transactions.  Checked after
- * each part of the batch, before its transaction commits: a signal that
- * commit would free is caught before it is used, which a server built
- * without assertions (no CLOBBER_FREED_MEMORY) would not notice.
+ * Test hook, only in the build `make test` installs: every signal of the
+ * batch, and the list of them, was allocated in context, the caller's,
+ * which outlives the batch's transactions.  Checked after each part of the
+ * batch, before its transaction commits: a signal that commit would free
+ * is caught before it is used, which a server built without assertions
+ * (no CLOBBER_FREED_MEMORY) would not notice.
  */
 static void
 check_signals_kept(List *signals, MemoryContext context)
@@ -104,47 +106,82 @@ transaction_full(TimestampTz began, long step_ms)
 }
 
 /*
+ * Log the batch's changes for flusso_capture_log: its row changes, and the
+ * tables it says were rewritten or not covered (not the rows of
+ * flusso.signal).
+ */
+static void
+log_batch(ChangeBatch *batch)
+{
+	ThinChange	change;
+
+	batch_begin_scan(batch);
+	while (batch_next(batch, &change))
+		capture_log_write(&change);
+	for (int n = 0; n < batch_note_count(batch); n++)
+	{
+		batch_read_note(batch, n, &change);
+		if (change.op == THIN_REWRITE || change.op == THIN_UNCOVERED)
+			capture_log_write(&change);
+	}
+}
+
+/*
+ * Act on the signals a batch ended with, in its last transaction: the
+ * signals module acts on requests, and hands the seed the indexes to seed
+ * afresh and the watermarks.  True when a table an index reads was
+ * rewritten or altered.
+ */
+static bool
+act_on_signals(Engine *engine, Seeder *seeder, List *signals)
+{
+	SignalOutcome outcome;
+
+	if (signals == NIL)
+		return false;
+	signal_act(engine, signals, &outcome);
+	seed_restart(seeder, outcome.reseeded);
+	seed_take_watermarks(seeder, outcome.watermarks);
+	/* a signal may have asked for a seed that need not wait */
+	seed_wake(seeder);
+	return outcome.recompile;
+}
+
+/*
  * Resolve the batch into the documents each index owes, once every
  * transaction it came from is visible, and act on the signals it ended
  * with.  A large batch is resolved in several transactions, none longer
  * than flusso.max_transaction_duration (but for one part of KEY_SET_LIMIT
  * keys): nothing is confirmed before the documents are written, so a
- * crash resolves it again.  *signalled says whether it ended with
- * signals, *rewritten whether one said a table an index reads was
- * rewritten (its columns may read differently: compile the indexes
- * again).  False when the extension was dropped meanwhile.  The signals
- * are kept in context, which outlives these transactions (the worker's
- * turn), from the part of the batch they arrive in until they are acted
- * on, after the last part.
+ * crash resolves it again.  *rewritten says whether a signal said a table
+ * an index reads was rewritten or altered (its columns may read
+ * differently: compile the indexes again).  False when the extension was
+ * dropped meanwhile.  The signals are read first, into context, which
+ * outlives these transactions (the worker's turn), and acted on after the
+ * last part.
  */
 bool
 catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
-				ChangeBatch *batch, Seed **seed, MemoryContext context,
-				bool *signalled, bool *rewritten)
+				ChangeBatch *batch, Seeder *seeder, MemoryContext context,
+				bool *rewritten)
 {
 	int			nxids;
 	TransactionId *xids = batch_xids(batch, &nxids);
-	ThinChange	change;
-	List	   *signals = NIL;
+	MemoryContext old = MemoryContextSwitchTo(context);
+	List	   *signals = signal_read(engine, batch);
 	TimestampTz began = GetCurrentTimestamp();
 
+	MemoryContextSwitchTo(old);
 	if (!xact_begin(true, xids, nxids))
 		return false;
 	SPI_connect();
 	if (flusso_capture_log)
-	{
-		batch_begin_scan(batch);
-		while (batch_next(batch, &change))
-		{
-			if (change.relid != engine_signal_relid(engine))
-				capture_log_write(&change);
-		}
-	}
+		log_batch(batch);
 	engine_resolve_begin(engine, batch);
 	for (;;)
 	{
 		TimestampTz step = GetCurrentTimestamp();
-		bool		more = engine_resolve(engine, batch, context, &signals);
+		bool		more = engine_resolve(engine, batch);
 
 		check_signals_kept(signals, context);
 		if (!more)
@@ -158,8 +195,7 @@ catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 		SPI_connect();
 		began = GetCurrentTimestamp();
 	}
-	*rewritten = seed_handle_signals(engine, seed, signals);
-	*signalled = signals != NIL;
+	*rewritten = act_on_signals(engine, seeder, signals);
 	SPI_finish();
 	xact_commit();
 

@@ -13,7 +13,7 @@
 
 #include "cdc/batch.h"
 #include "ipc/shared.h"
-#include "engine/engine.h"
+#include "engine/engine_stream.h"
 #include "snapshot/seed.h"
 
 typedef struct Catchup
@@ -26,8 +26,8 @@ typedef struct Catchup
 
 extern void catchup_init(Catchup *catchup);
 extern bool catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
-							ChangeBatch *batch, Seed **seed, MemoryContext context,
-							bool *signalled, bool *rewritten);
+							ChangeBatch *batch, Seeder *seeder, MemoryContext context,
+							bool *rewritten);
 extern bool catchup_build_due(Catchup *catchup, Engine *engine, bool behind);
 extern bool catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine);
 

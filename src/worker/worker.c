@@ -57,7 +57,7 @@
 #include "util/xact.h"
 #include "flusso.h"
 #include "snapshot/seed.h"
-#include "engine/engine.h"
+#include "engine/engine_stream.h"
 #include "ipc/shared.h"
 #include "store/catalog_index.h"
 #include "worker/catalog_watch.h"
@@ -94,12 +94,11 @@ typedef struct WorkerState
 	char	   *slot_name;
 	char	   *publication;	/* flusso.publication when started */
 	Engine	   *engine;			/* the indexes, compiled */
-	Seed	   *seed;			/* the seed in progress, if any */
+	Seeder	   *seeder;			/* seeds the indexes that need it */
 	ChangeBatch *batch;
 	CaptureStream *stream;		/* decoding, once the slot is open */
 	char	   *restart_reason; /* set: compile the indexes again */
 	CatalogWatch catalog;		/* when the catalog may have changed */
-	bool		seed_waits;		/* no seed could begin since the last look */
 	Catchup		catchup;		/* the documents owed, and how they are built */
 	TimestampTz broken_tried_at;
 } WorkerState;
@@ -227,36 +226,6 @@ next_exit(WorkerState *ws, bool look)
 }
 
 /*
- * Move the seed on: begin one for an index that needs it, read its next
- * chunk, or swap it in.  When none could begin (the publication does not
- * cover an index's tables, its sinks or definition changed), trying again
- * waits until the catalog may have changed (look), or a signal asked for
- * another seed.  A seed outlives the turn: it lives in the worker's
- * context.
- */
-static void
-advance_seed(WorkerState *ws, bool look)
-{
-	if (ws->seed == NULL && seed_wanted(ws->engine) && (look || !ws->seed_waits))
-	{
-		ws->seed = seed_begin(ws->engine, ws->publication, ws->context);
-		ws->seed_waits = ws->seed == NULL;
-	}
-	if (ws->seed && ws->seed->state == SEED_FINISH_DUE)
-		seed_finish(&ws->seed);
-	if (ws->seed && ws->seed->state == SEED_CHUNK_DUE)
-		seed_read_chunk(&ws->seed);
-}
-
-/* Is a seed ready for its next step, so that the loop must not sleep? */
-static bool
-seed_due(WorkerState *ws)
-{
-	return ws->seed && (ws->seed->state == SEED_CHUNK_DUE ||
-						ws->seed->state == SEED_FINISH_DUE);
-}
-
-/*
  * While an index is in error, see whether it builds again (its table or
  * column is back, its owner granted what it lacked: flusso_check() is
  * clean) when the catalog may have changed (look), and every ten seconds.
@@ -354,7 +323,8 @@ start_up(WorkerState *ws)
 	previous = MemoryContextSwitchTo(ws->context);
 	ws->engine = engine_load(ws->publication);
 	MemoryContextSwitchTo(previous);
-	seed_mark_resumable(ws->engine);
+	ws->seeder = seed_create(ws->engine, ws->publication, ws->context);
+	seed_mark_resumable(ws->seeder);
 	xact_commit();
 	engine_report_phases(ws->engine);
 	seed_forget_watermarks();
@@ -444,7 +414,6 @@ run(WorkerState *ws)
 	{
 		bool		more;
 		bool		look;
-		bool		signalled;
 		bool		rewritten;
 
 		/* what the last turn allocated, its transactions' included */
@@ -453,12 +422,12 @@ run(WorkerState *ws)
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 			reload_configuration(ws);
-		/* next_exit, retry_broken and advance_seed read the catalog */
+		/* next_exit, retry_broken and seed_step read the catalog */
 		look = catalog_watch_due(&ws->catalog, ws->entry);
 		if ((exit = next_exit(ws, look)) != WORKER_GOES_ON)
 			break;
 		retry_broken(ws, look);
-		advance_seed(ws, look);
+		seed_step(ws->seeder, look);
 
 		more = cdc_read(ws->stream, flusso_batch_size, flusso_batch_timeout);
 		strikes_healthy();
@@ -467,8 +436,8 @@ run(WorkerState *ws)
 			if ((exit = next_exit(ws, true)) != WORKER_GOES_ON)
 				break;
 			publish_progress(ws, false);
-			if (!catchup_resolve(&ws->catchup, ws->entry, ws->engine, ws->batch, &ws->seed,
-								 ws->turn_context, &signalled, &rewritten))
+			if (!catchup_resolve(&ws->catchup, ws->entry, ws->engine, ws->batch, ws->seeder,
+								 ws->turn_context, &rewritten))
 			{
 				exit = WORKER_EXTENSION_GONE;
 				break;
@@ -476,9 +445,6 @@ run(WorkerState *ws)
 			/* a table was rewritten or altered: it may read differently now */
 			if (rewritten)
 				ws->restart_reason = "a table an index reads was rewritten or altered";
-			/* a signal may have asked for a seed that need not wait */
-			if (signalled)
-				ws->seed_waits = false;
 			batch_reset(ws->batch);
 		}
 		if (catchup_build_due(&ws->catchup, ws->engine, more) &&
@@ -501,7 +467,7 @@ run(WorkerState *ws)
 		 * WAL is flushed, so new WAL is polled for; and the catalog is
 		 * looked at when that poll finds it may have changed.
 		 */
-		if (!more && !seed_due(ws))
+		if (!more && !seed_due(ws->seeder))
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 flusso_naptime, PG_WAIT_EXTENSION);

@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
- * signals.c
- *	  Acts on the signals a batch of the stream ended with: a seed's
- *	  watermarks, a re-snapshot request and a change of the partitions of a
- *	  table an index reads (rows of flusso.signal, seen in stream order),
- *	  and what the stream says of a table an index reads (it
- *	  was rewritten, or changed while the publication did not cover it),
- *	  which has the index seeded again.
+ * signal_act.c
+ *	  Acts on the signals a batch of the stream ended with: a re-snapshot
+ *	  request, a change of the partitions of a table an index reads, an
+ *	  alteration, a rewrite or an unpublished change of one, which have the
+ *	  index seeded again, and a retry of rejected documents.  A seed's
+ *	  watermarks are handed back for the seed to take, with the indexes
+ *	  whose seed must start afresh: the seed is the worker's
+ *	  (snapshot/seed.c), which includes this module, not the reverse.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -19,24 +20,9 @@
 #include "utils/builtins.h"
 
 #include "ipc/shared.h"
-#include "util/xact.h"
-#include "snapshot/seed.h"
+#include "signal/signal_act.h"
 #include "store/catalog_index.h"
-#include "store/catalog_seed.h"
 #include "store/catalog_signal.h"
-
-/* The phase of an index, and what flusso_status() shows beside it. */
-static void
-set_phase(const char *name, IndexPhase phase, const char *message)
-{
-	DatabaseEntry *entry;
-
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	entry = shared_database(MyDatabaseId, false);
-	if (entry)
-		shared_set_phase(entry, name, phase, message);
-	LWLockRelease(flusso_shared->lock);
-}
 
 /*
  * Say why an index will be seeded again: asked for, a table it reads
@@ -76,13 +62,28 @@ announce(EngineIndex *ei, const Signal *signal)
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("flusso index \"%s\": %s", name, message)));
-		set_phase(name, PHASE_ERROR, message);
+		shared_report_phase(name, PHASE_ERROR, message, -1, 0);
 	}
 }
 
-/* Mark the index of a signal for seeding, abandoning a seed of it. */
+/* Append item to list in context (the caller's: SPI's ends with the call). */
+static List *
+keep(List *list, void *item, MemoryContext context)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+
+	list = lappend(list, item);
+	MemoryContextSwitchTo(old);
+	return list;
+}
+
+/*
+ * Mark the index of a signal for seeding; the caller abandons a seed of it
+ * in progress and forgets its cursor (outcome->reseeded).
+ */
 static void
-seed_again(Engine *engine, Seed **seed, const Signal *signal)
+seed_again(Engine *engine, const Signal *signal, SignalOutcome *outcome,
+		   MemoryContext caller)
 {
 	EngineIndex *ei = engine_index(engine, signal->index_name);
 
@@ -94,9 +95,9 @@ seed_again(Engine *engine, Seed **seed, const Signal *signal)
 		return;
 	}
 	catalog_mark_for_seeding(signal->index_name, false);
-	catalog_forget_seed(signal->index_name);
-	seed_abandon(seed, ei);
 	engine_needs_seed(ei, true);
+	if (!list_member_ptr(outcome->reseeded, ei))
+		outcome->reseeded = keep(outcome->reseeded, ei, caller);
 	announce(ei, signal);
 }
 
@@ -123,17 +124,22 @@ retry_rejected(Engine *engine, const Signal *signal)
  * Act on the signals a batch ended with, in the batch's transaction, after
  * its changes were applied.  A re-snapshot request, a change of
  * partitions, a rewrite or an alteration of a table an index reads, or a
- * change the publication did not cover marks the index for seeding and
- * abandons a seed of it in progress, which starts again; a request itself
- * is deleted when that seed completes.  True when a table was rewritten or
- * altered: the caller compiles the indexes again.
+ * change the publication did not cover marks the index for seeding
+ * (outcome->reseeded: the caller abandons a seed of it in progress, which
+ * starts again); a request itself is deleted when that seed completes.
+ * outcome->recompile says a table was rewritten or altered: the caller
+ * compiles the indexes again.  Watermarks go to outcome->watermarks.  The
+ * lists are allocated in the caller's memory context.
  */
-bool
-seed_handle_signals(Engine *engine, Seed **seed, List *signals)
+void
+signal_act(Engine *engine, List *signals, SignalOutcome *outcome)
 {
-	bool		reload = false;
+	MemoryContext caller = CurrentMemoryContext;
 	ListCell   *lc;
 
+	outcome->reseeded = NIL;
+	outcome->watermarks = NIL;
+	outcome->recompile = false;
 	SPI_connect();
 	foreach(lc, signals)
 	{
@@ -145,29 +151,36 @@ seed_handle_signals(Engine *engine, Seed **seed, List *signals)
 			strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
 			strcmp(signal->kind, SIGNAL_UNCOVERED) == 0)
 		{
-			seed_again(engine, seed, signal);
+			seed_again(engine, signal, outcome, caller);
 			/* its columns may read differently now: compile it again */
-			reload |= strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
+			outcome->recompile |= strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
 				strcmp(signal->kind, SIGNAL_ALTERED) == 0;
 		}
 		else if (strcmp(signal->kind, SIGNAL_RETRY) == 0)
 			retry_rejected(engine, signal);
-		else if (!seed_watermark(seed, signal->id, signal->lsn))
-		{
-			/* a watermark of an earlier run, or of a seed abandoned */
-			catalog_forget_stale_watermark(signal->id);
-		}
+		else
+			outcome->watermarks = keep(outcome->watermarks, signal, caller);
 	}
 	SPI_finish();
-	return reload;
 }
 
-/* Watermarks of an earlier run count for nothing: delete them. */
-void
-seed_forget_watermarks(void)
+/* The kinds of a seed's watermarks, NULL-terminated. */
+const char *const *
+signal_watermark_kinds(void)
 {
-	if (!xact_begin(true, NULL, 0))
-		return;
-	catalog_forget_all_watermarks();
-	xact_commit();
+	static const char *const kinds[] = {SIGNAL_LOW, SIGNAL_HIGH, NULL};
+
+	return kinds;
+}
+
+/*
+ * The kinds of the requests a seed answers (asked for before it started),
+ * NULL-terminated.
+ */
+const char *const *
+signal_request_kinds(void)
+{
+	static const char *const kinds[] = {SIGNAL_RESNAPSHOT, SIGNAL_PARTITIONS, SIGNAL_ALTERED, NULL};
+
+	return kinds;
 }
