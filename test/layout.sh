@@ -42,17 +42,41 @@ fail() {
 	status=1
 }
 
-# "from to file" for every #include of another folder's header
-edges=$(cd "$src" && for f in */*.[ch]; do
-	from=${f%%/*}
+# "file header" for every #include of one of the tree's headers
+includes=$(cd "$src" && for f in *.[ch] */*.[ch]; do
 	grep -ho '^#include "[^"]*"' "$f" | sed 's/#include "//; s/"$//' | while read -r inc; do
-		if [ -f "$inc" ] && [ "$inc" = "${inc#*/}" ]; then
-			echo "$from top $f $inc"
-		elif [ -f "$inc" ] && [ "${inc%%/*}" != "$from" ]; then
-			echo "$from ${inc%%/*} $f $inc"
-		fi
+		[ -f "$inc" ] && echo "$f $inc"
 	done
 done)
+
+# "from to file header": every header of another folder a file includes,
+# directly or through other headers (the rules below hold for both: a
+# header that includes another gives its includers that one too)
+edges=$(echo "$includes" | awk '
+	NF { direct[$1] = direct[$1] " " $2; files[$1] }
+	function folder(path) { return index(path, "/") ? substr(path, 1, index(path, "/") - 1) : "top" }
+	END {
+		for (f in files) {
+			split("", seen); n = split(direct[f], todo, " ")
+			while (n > 0) {
+				h = todo[n--]
+				if (h in seen) continue
+				seen[h] = 1
+				m = split(direct[h], more, " ")
+				for (i = 1; i <= m; i++) todo[++n] = more[i]
+			}
+			from = folder(f)
+			for (h in seen) {
+				to = folder(h)
+				if (from == "top")
+					continue
+				if (to == "top" && h !~ /\//)
+					print from, "top", f, h
+				else if (to != from)
+					print from, to, f, h
+			}
+		}
+	}')
 
 while read -r from to file inc; do
 	[ -z "$from" ] && continue
@@ -60,12 +84,42 @@ while read -r from to file inc; do
 		schema:*) fail "$file includes $inc: schema/ depends on nothing else" ;;
 		*:top) continue ;;
 		cdc:document|document:cdc) fail "$file includes $inc: cdc/ and document/ never meet" ;;
-		snapshot:document|snapshot:cdc|snapshot:sink) fail "$file includes $inc: the seed speaks to the engine" ;;
+		snapshot:document|snapshot:cdc|snapshot:sink) fail "$file includes $inc: the seed sees keys, through the engine's seed verbs" ;;
 		sink:cdc) fail "$file includes $inc: sinks know documents, not change records" ;;
 		*:check) fail "$file includes $inc: only check/ sees check/; what a definition binds to is binding/'s" ;;
 	esac
-	[ "$inc" = engine/engine_index.h ] && [ "$from" != engine ] && fail "$file includes $inc: the engine's structs are its own"
+	case "$inc" in
+		engine/engine_index.h) [ "$from" != engine ] && fail "$file includes $inc: the engine's structs are its own" ;;
+		engine/engine_stream.h) [ "$from" = snapshot ] && fail "$file includes $inc: the seed has its own verbs (engine/engine_seed.h)" ;;
+	esac
 done <<< "$edges"
+
+# the engine's shared header and the seed's see nothing of cdc/, document/ or sink/
+for h in engine/engine.h engine/engine_seed.h signal/signal.h; do
+	echo "$includes" | awk -v h="$h" '
+		NF { direct[$1] = direct[$1] " " $2 }
+		END {
+			n = split(direct[h], todo, " ")
+			while (n > 0) {
+				x = todo[n--]
+				if (x in seen) continue
+				seen[x] = 1
+				if (x ~ /^(cdc|document|sink)\//)
+					printf "layout: %s includes %s: it is seen by the seed, which sees keys, not records or statements\n", h, x
+				m = split(direct[x], more, " ")
+				for (i = 1; i <= m; i++) todo[++n] = more[i]
+			}
+		}' | grep . && status=1
+done
+
+# signals are one module: their kinds are defined in signal/signal.h
+# alone, and rows of flusso.signal are inserted by signal/ (requests) and
+# by the seed (its watermarks) only
+(cd "$src" && grep -n '^#define SIGNAL_' *.[ch] */*.[ch] | grep -v '^signal/signal.h:' |
+	sed 's/^\([^:]*:[0-9]*\):.*/layout: \1 defines a signal kind: the kinds are signal\/signal.h'"'"'s/' | grep . && exit 1
+	grep -ln 'catalog_insert_request\|catalog_insert_watermark' *.c */*.c | grep -v '^signal/\|^store/\|^snapshot/seed.c$' |
+	sed 's/^/layout: /; s/$/ inserts a signal: requests are signal\/signal_request.c'"'"'s, watermarks the seed'"'"'s/' | grep . && exit 1
+	exit 0) || status=1
 
 # only engine/ includes both cdc/ and document/
 (cd "$src" && for f in */*.c; do
@@ -173,7 +227,11 @@ if [ -n "$owned" ]; then
 fi
 
 # no cycle: a depth-first walk over the folder graph
-cycle=$(echo "$edges" | awk 'NF { print $1, $2 }' | sort -u | awk '
+cycle=$(echo "$includes" | awk 'NF {
+		a = index($1, "/") ? substr($1, 1, index($1, "/") - 1) : "top"
+		b = index($2, "/") ? substr($2, 1, index($2, "/") - 1) : "top"
+		if (a != b && a != "top" && b != "top") print a, b
+	}' | sort -u | awk '
 	{ adj[$1] = adj[$1] " " $2; nodes[$1]; nodes[$2] }
 	function visit(n, path,   i, k, next_) {
 		if (state[n] == 1) { print path " " n; found = 1; return }
