@@ -8,6 +8,11 @@
 #     code too, for the fuzzer);
 #   - cdc/ and document/ never include each other, and only engine/ sees
 #     both a change batch (cdc/) and a build statement (document/);
+#   - the output plugin runs in user backends too (through
+#     pg_logical_slot_get_changes): its files, cdc/plugin.c with the
+#     headers of ours it reaches and their .c files, include no header
+#     of ours outside cdc/ but compat.h: nothing of the worker's (worker/,
+#     ipc/, util/xact.h), of the catalog's (store/) or of the engine's;
 #   - snapshot/ speaks to the engine through engine/engine.h only: never
 #     its structs (engine/engine_index.h), document/, cdc/ or sink/;
 #   - sink/ knows documents, not change records (cdc/);
@@ -75,6 +80,33 @@ done <<< "$edges"
 		exit 1
 	fi
 done) || status=1
+
+# the output plugin's files: cdc/plugin.c, the headers of ours it reaches,
+# and the .c file beside each
+(cd "$src" && todo="cdc/plugin.c" && seen="" && bad=0 && while [ -n "$todo" ]; do
+	set -- $todo
+	f=$1
+	shift
+	todo="$*"
+	case " $seen " in
+		*" $f "*) continue ;;
+	esac
+	seen="$seen $f"
+	for inc in $(grep -ho '^#include "[^"]*"' "$f" | sed 's/#include "//; s/"$//'); do
+		[ -f "$inc" ] || continue
+		case "$inc" in
+			cdc/*.h)
+				todo="$todo $inc"
+				[ -f "${inc%.h}.c" ] && todo="$todo ${inc%.h}.c"
+				;;
+			compat.h) ;;
+			*)
+				echo "layout: $f includes $inc: the output plugin runs in user backends too, and includes nothing of ours outside cdc/ but compat.h"
+				bad=1
+				;;
+		esac
+	done
+done && exit $bad) || status=1
 
 # memory context switches: kept, restored, or a loop's turn; bare only in the helpers
 (cd "$src" && bad=0 && for f in *.c */*.c; do
