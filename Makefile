@@ -38,7 +38,7 @@ EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 # from the install scripts in sql/; run by test/check.sh, and by
 # installcheck with REGRESS_OPTS
 REGRESS_OPTS = --inputdir=test
-REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile
+REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile statements
 # What packagers run (pg_buildext): `make installcheck` runs REGRESS against
 # the server PGHOST/PGPORT name, configured as test/flusso.conf says, then
 # the TAP tests, which start their own clusters from the installed build;

@@ -8,8 +8,21 @@
 #     code too, for the fuzzer);
 #   - cdc/ and document/ never include each other, and only engine/ sees
 #     both a change batch (cdc/) and a build statement (document/);
-#   - snapshot/ speaks to the engine through engine/engine.h only: never
-#     its structs (engine/engine_index.h), document/, cdc/ or sink/;
+#   - the output plugin runs in user backends too (through
+#     pg_logical_slot_get_changes): its files, cdc/plugin.c with the
+#     headers of ours it reaches and their .c files, include no header
+#     of ours outside cdc/ but compat.h: nothing of the worker's (worker/,
+#     ipc/, util/xact.h), of the catalog's (store/) or of the engine's;
+#   - snapshot/ (the seed) speaks to the engine through engine/engine.h
+#     and engine/engine_seed.h: never its structs (engine/engine_index.h),
+#     the worker's verbs (engine/engine_stream.h), document/, cdc/ or
+#     sink/; engine/engine.h, engine/engine_seed.h and signal/signal.h
+#     reach nothing of cdc/, document/ or sink/;
+#   - signals are one module, signal/: the kinds are defined in
+#     signal/signal.h alone, and rows of flusso.signal are inserted by
+#     signal/ (requests) and by the seed (its watermarks) only;
+#   - these folder rules hold for every header a file reaches, directly
+#     or through other headers;
 #   - sink/ knows documents, not change records (cdc/);
 #   - check/ (flusso_check, flusso_provision and their wording) is
 #     included by no other folder: engine/, design/, hooks/ and the
@@ -129,6 +142,33 @@ done
 		exit 1
 	fi
 done) || status=1
+
+# the output plugin's files: cdc/plugin.c, the headers of ours it reaches,
+# and the .c file beside each
+(cd "$src" && todo="cdc/plugin.c" && seen="" && bad=0 && while [ -n "$todo" ]; do
+	set -- $todo
+	f=$1
+	shift
+	todo="$*"
+	case " $seen " in
+		*" $f "*) continue ;;
+	esac
+	seen="$seen $f"
+	for inc in $(grep -ho '^#include "[^"]*"' "$f" | sed 's/#include "//; s/"$//'); do
+		[ -f "$inc" ] || continue
+		case "$inc" in
+			cdc/*.h)
+				todo="$todo $inc"
+				[ -f "${inc%.h}.c" ] && todo="$todo ${inc%.h}.c"
+				;;
+			compat.h) ;;
+			*)
+				echo "layout: $f includes $inc: the output plugin runs in user backends too, and includes nothing of ours outside cdc/ but compat.h"
+				bad=1
+				;;
+		esac
+	done
+done && exit $bad) || status=1
 
 # memory context switches: kept, restored, or a loop's turn; bare only in the helpers
 (cd "$src" && bad=0 && for f in *.c */*.c; do

@@ -16,6 +16,13 @@
  * LogicalDecodingProcessRecord() call, under the reorder buffer's own
  * transaction: the write callback only copies them into the batch.
  *
+ * The plugin's commit callback is wrapped, so that the worker hears of
+ * every transaction the reorder buffer replayed: its lookups, made under
+ * the historic snapshot, stay in this process's caches, and the worker's
+ * next transaction starts from clean ones (util/xact.c).  The plugin
+ * itself runs in user backends too (pg_logical_slot_get_changes), where
+ * the worker's transactions are nothing to it.
+ *
  * Progress is confirmed by the caller once what it read has been applied;
  * the slot is saved to disk at a bounded rate, not on every batch.
  *
@@ -35,6 +42,7 @@
 #include "utils/timestamp.h"
 
 #include "cdc/decode.h"
+#include "util/xact.h"
 #include "compat.h"
 #include "flusso.h"
 
@@ -54,6 +62,21 @@ do_write(LogicalDecodingContext *ctx, XLogRecPtr lsn, TransactionId xid,
 	CaptureStream *stream = ctx->output_writer_private;
 
 	batch_add(stream->batch, ctx->out->data, ctx->out->len);
+}
+
+/*
+ * The plugin's commit callback, then the note that a transaction was
+ * replayed: the relations its changes touched were looked up as they were
+ * then.
+ */
+static void
+commit_replayed(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+				XLogRecPtr commit_lsn)
+{
+	CaptureStream *stream = ctx->output_writer_private;
+
+	stream->plugin_commit(ctx, txn, commit_lsn);
+	xact_note_decoding();
 }
 
 /* Is the named slot there, and was it invalidated? */
@@ -130,6 +153,8 @@ cdc_open(const char *slot_name, List *options, ChangeBatch *batch)
 												   .segment_close = wal_segment_close),
 										prepare_write, do_write, NULL);
 	stream->ctx->output_writer_private = stream;
+	stream->plugin_commit = stream->ctx->callbacks.commit_cb;
+	stream->ctx->callbacks.commit_cb = commit_replayed;
 	XLogBeginRead(stream->ctx->reader, MyReplicationSlot->data.restart_lsn);
 	stream->confirmed = MyReplicationSlot->data.confirmed_flush;
 	stream->saved_at = GetCurrentTimestamp();

@@ -18,6 +18,7 @@ typedef struct CaptureStream
 {
 	LogicalDecodingContext *ctx;
 	ChangeBatch *batch;			/* where decoded records go */
+	LogicalDecodeCommitCB plugin_commit;	/* the plugin's, which ours wraps */
 	XLogRecPtr	confirmed;		/* last position confirmed */
 	bool		unsaved;		/* confirmed since the slot was last saved */
 	TimestampTz saved_at;		/* last time the slot was saved to disk */

@@ -63,7 +63,6 @@
 #include "cdc/options.h"
 #include "cdc/relation_entry.h"
 #include "cdc/thin_change.h"
-#include "util/xact.h"
 #include "compat.h"
 
 typedef struct PluginData
@@ -400,14 +399,14 @@ plugin_begin(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
 }
 
 /*
- * A transaction was replayed: the relations its changes touched were
- * looked up as they were then, and stay so in this process's caches.  A
- * worker's next transaction starts from clean ones (util/xact.c).
+ * Nothing is written for transaction boundaries.  What a decoding process
+ * does once a transaction was replayed is its own: the worker's reader
+ * notes it (cdc/decode.c); a backend reading the slot through SQL needs
+ * nothing.
  */
 static void
 plugin_commit(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, XLogRecPtr commit_lsn)
 {
-	xact_note_decoding();
 }
 
 void

@@ -55,26 +55,26 @@ ship_generation_active(const ShipGeneration *g)
 	return strcmp(g->state, "retired") != 0;
 }
 
-/* A step failed: back off, and say why. */
+/* A step failed: why goes into *status, for the loop to back off. */
 static bool
-failed(ShipIndex *x, ShipRuntime *rt, const HttpRequest *req)
+failed(ShipStatus *status, const HttpRequest *req)
 {
-	ship_failed(rt, x->name, http_failure(req), req->retry_after);
+	ship_status_failed(status, http_failure(req), req->retry_after);
 	return false;
 }
 
 /* The server of a generation is gone: nothing can be done there. */
 static bool
-no_server(ShipIndex *x, ShipRuntime *rt, const ShipGeneration *g)
+no_server(ShipStatus *status, const ShipGeneration *g)
 {
-	ship_failed(rt, x->name,
-				psprintf("OpenSearch index \"%s\" lives on a server that no longer exists or is not a flusso_opensearch server",
-						 g->concrete), -1);
+	ship_status_failed(status,
+					   psprintf("OpenSearch index \"%s\" lives on a server that no longer exists or is not a flusso_opensearch server",
+								g->concrete), -1);
 	return false;
 }
 
 static bool
-retire(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
+retire(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 {
 	if (g->created && !g->keep)
 	{
@@ -88,7 +88,7 @@ retire(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 							g->concrete, x->name)));
 		}
 		else if (!os_succeeded(req = os_delete_index(g->server, g->concrete), 404))
-			return failed(x, rt, req);
+			return failed(status, req);
 	}
 	if (xact_begin(true, NULL, 0))
 	{
@@ -99,12 +99,12 @@ retire(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 }
 
 static bool
-create(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
+create(ShipGeneration *g, ShipStatus *status)
 {
 	HttpRequest *req;
 
 	if (g->server == NULL)
-		return no_server(x, rt, g);
+		return no_server(status, g);
 	req = os_create_index(g->server, g->concrete, g->create_body);
 	/* a request answered before a crash, repeated */
 	if (!os_succeeded(req, 0))
@@ -112,7 +112,7 @@ create(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 		char	   *type = os_json_error_type(req->response);
 
 		if (req->status != 400 || type == NULL || strcmp(type, "resource_already_exists_exception") != 0)
-			return failed(x, rt, req);
+			return failed(status, req);
 	}
 	if (xact_begin(true, NULL, 0))
 	{
@@ -196,7 +196,7 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
  * when a step failed; g->truncate_version is -1 once g is empty.
  */
 static bool
-empty(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
+empty(ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 {
 	TimestampTz turn_ends = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_TURN_MS);
 	char	   *after = NULL;
@@ -205,16 +205,16 @@ empty(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 	bool		more;
 
 	if (g->server == NULL)
-		return no_server(x, rt, g);
+		return no_server(status, g);
 	if (rt->emptying == g->generation && rt->emptied_to)
 		after = pstrdup(rt->emptied_to);
 	if (!os_succeeded(req = os_refresh(g->server, g->concrete), 0))
-		return failed(x, rt, req);
+		return failed(status, req);
 	while ((more = delete_page(g, &after, &req, &ok)) &&
 		   GetCurrentTimestamp() < turn_ends)
 		;
 	if (!ok)
-		return failed(x, rt, req);
+		return failed(status, req);
 	if (rt->emptied_to)
 		pfree(rt->emptied_to);
 	rt->emptied_to = NULL;
@@ -240,22 +240,22 @@ empty(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
  * shows at once is complete), then the alias moved to it in one request.
  */
 static bool
-serve(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
+serve(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 {
 	HttpRequest *req;
 	List	   *holders;
 	ListCell   *lc;
 
 	if (g->server == NULL)
-		return no_server(x, rt, g);
+		return no_server(status, g);
 	if (!os_succeeded(req = os_put_settings(g->server, g->concrete, g->live_settings), 0) ||
 		!os_succeeded(req = os_refresh(g->server, g->concrete), 0))
-		return failed(x, rt, req);
+		return failed(status, req);
 	holders = os_alias_holders(g->server, g->alias, &req);
 	if (!os_succeeded(req, 404))
-		return failed(x, rt, req);
+		return failed(status, req);
 	if (!os_succeeded(req = os_move_alias(g->server, g->alias, holders, g->concrete), 0))
-		return failed(x, rt, req);
+		return failed(status, req);
 	if (xact_begin(true, NULL, 0))
 	{
 		generation_serve(g->generation);
@@ -319,7 +319,7 @@ served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
  * an alias missing or moved is put back, and flusso_status() says so.
  */
 static bool
-check_served(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
+check_served(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 {
 	HttpRequest *req;
 	char	   *dynamic;
@@ -329,7 +329,7 @@ check_served(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 	ListCell   *lc;
 
 	if (g->server == NULL)
-		return no_server(x, rt, g);
+		return no_server(status, g);
 	dynamic = os_index_dynamic(g->server, g->concrete, &req);
 	type = os_succeeded(req, 0) ? NULL : os_json_error_type(req->response);
 	if (req->status == 404 && type && strcmp(type, "index_not_found_exception") == 0)
@@ -338,22 +338,22 @@ check_served(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 	{
 		/* closed: its _bulk items are refused for now, and say so */
 		if (type == NULL || strcmp(type, "index_closed_exception") != 0)
-			return failed(x, rt, req);
+			return failed(status, req);
 	}
 	else if (dynamic == NULL || strcmp(dynamic, "strict") != 0)
 	{
 		/* created again by a _bulk, with whatever it was sent: delete it */
 		if (!os_succeeded(req = os_delete_index(g->server, g->concrete), 404))
-			return failed(x, rt, req);
+			return failed(status, req);
 		return served_gone(x, g, "was deleted and created again with dynamic mappings (it is deleted)");
 	}
 	holders = os_alias_holders(g->server, g->alias, &req);
 	if (!os_succeeded(req, 404))
-		return failed(x, rt, req);
+		return failed(status, req);
 	if (list_length(holders) == 1 && strcmp(linitial(holders), g->concrete) == 0)
 		return true;
 	if (!os_succeeded(req = os_move_alias(g->server, g->alias, holders, g->concrete), 0))
-		return failed(x, rt, req);
+		return failed(status, req);
 	initStringInfo(&names);
 	foreach(lc, holders)
 		appendStringInfo(&names, "%s\"%s\"", names.len > 0 ? ", " : "", (char *) lfirst(lc));
@@ -367,14 +367,15 @@ check_served(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 }
 
 /*
- * Take the steps the generations of x need now, in order; false when one
- * failed (the turn ends there).  Only the latest seeded generation is
+ * Take the steps the generations of x need now, in order; false when the
+ * turn ends there: a step failed (said in *status), or the served
+ * generation was found gone (said in flusso_status()).  Only the latest seeded generation is
  * served: older ones are retired with the swap.  One that lacks rejected
  * documents is not served until they are retried and shipped: readers
  * keep the generation they have, and flusso_status() says why.
  */
 bool
-ship_generations(ShipIndex *x, ShipRuntime *rt)
+ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 {
 	ShipGeneration *latest_seeded = NULL;
 	ShipGeneration *served = NULL;
@@ -384,7 +385,7 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (!ship_generation_active(g) && !retire(x, rt, g))
+		if (!ship_generation_active(g) && !retire(x, g, status))
 			return false;
 	}
 	if (!x->live)
@@ -395,10 +396,10 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 
 		if (!ship_generation_active(g))
 			continue;
-		if (!g->created && !create(x, rt, g))
+		if (!g->created && !create(g, status))
 			return false;
 		/* emptied over several turns, and nothing else of x until it is */
-		if (g->truncate_version >= 0 && (!empty(x, rt, g) || g->truncate_version >= 0))
+		if (g->truncate_version >= 0 && (!empty(rt, g, status) || g->truncate_version >= 0))
 			return false;
 		if (strcmp(g->state, "seeded") == 0)
 			latest_seeded = g;
@@ -407,7 +408,7 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 	}
 	if (served && GetCurrentTimestamp() >= TimestampTzPlusMilliseconds(rt->checked_at, SHIP_CHECK_MS))
 	{
-		if (!check_served(x, rt, served))
+		if (!check_served(x, served, status))
 			return false;
 		rt->checked_at = GetCurrentTimestamp();
 	}
@@ -416,7 +417,7 @@ ship_generations(ShipIndex *x, ShipRuntime *rt)
 						  psprintf("OpenSearch index \"%s\" is not served: " INT64_FORMAT " of its documents were rejected; see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
 								   latest_seeded->concrete, latest_seeded->rejected,
 								   x->name, x->name));
-	else if (latest_seeded && latest_seeded->drained && !serve(x, rt, latest_seeded))
+	else if (latest_seeded && latest_seeded->drained && !serve(x, latest_seeded, status))
 		return false;
 	return true;
 }

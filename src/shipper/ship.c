@@ -327,7 +327,7 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
  * through (bulk_record).
  */
 static void
-too_large(BulkBatch *b, ShipRuntime *rt, Outcome *out)
+too_large(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 {
 	ShipIndex  *x = b->x;
 	int			sent = 0;
@@ -351,20 +351,20 @@ too_large(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 		return;
 	}
 	rt->items_cap = Max(1, b->nitems / 2);
-	ship_failed(rt, x->name,
-				psprintf("%s; the next bulks carry at most %d items", http_failure(b->req),
-						 rt->items_cap),
-				b->req->retry_after);
+	ship_status_failed(status,
+					   psprintf("%s; the next bulks carry at most %d items",
+								http_failure(b->req), rt->items_cap),
+					   b->req->retry_after);
 }
 
 /*
  * What became of a bulk that ended, read into *out without writing
  * anything; true when the next may follow (every item went, or was set
  * aside for good without stopping the index).  A bulk that failed as a
- * whole backs the index off.
+ * whole fails the step (*status).
  */
 static bool
-bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
+bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 {
 	ShipIndex  *x = b->x;
 	HttpRequest *req = b->req;
@@ -373,20 +373,20 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 
 	if (req->status == 413)
 	{
-		too_large(b, rt, out);
+		too_large(b, rt, out, status);
 		return false;
 	}
 	if (req->status < 200 || req->status >= 300)
 	{
-		ship_failed(rt, x->name, http_failure(req), req->retry_after);
+		ship_status_failed(status, http_failure(req), req->retry_after);
 		return false;
 	}
 	results = palloc0(sizeof(BulkItemResult) * b->nitems);
 	if (!bulk_read_response(req->response, b->nitems, b->deletes, results, &problem))
 	{
-		ship_failed(rt, x->name,
-					psprintf("OpenSearch server \"%s\" answered a _bulk of %d items with something else than their results: %s",
-							 x->server->name, b->nitems, problem), -1);
+		ship_status_failed(status,
+						   psprintf("OpenSearch server \"%s\" answered a _bulk of %d items with something else than their results: %s",
+									x->server->name, b->nitems, problem), -1);
 		return false;
 	}
 	judge(b, results, out);
@@ -394,9 +394,12 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 	return out->retry == 0 && !(out->rejected != NIL && strcmp(x->on_error, "stop") == 0);
 }
 
-/* Record what bulk_judge() found, and say it in the index's status. */
+/*
+ * Record what bulk_judge() found, say it in the index's status, and
+ * whether the bulk went through or failed in *status.
+ */
 static void
-bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out)
+bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 {
 	ShipIndex  *x = b->x;
 
@@ -419,13 +422,14 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out)
 								   first->error_type ? first->error_type : "unknown", x->name));
 	}
 	if (out->retry > 0)
-		ship_failed(rt, x->name,
-					psprintf("OpenSearch server \"%s\" refused %d documents for now (%s); they are sent again",
-							 x->server->name, out->retry,
-							 out->retry_type ? out->retry_type : "unknown"), b->req->retry_after);
+		ship_status_failed(status,
+						   psprintf("OpenSearch server \"%s\" refused %d documents for now (%s); they are sent again",
+									x->server->name, out->retry,
+									out->retry_type ? out->retry_type : "unknown"),
+						   b->req->retry_after);
 	else
 	{
-		ship_succeeded(rt);
+		status->went_through = true;
 		/* after a 413, the cap grows back as bulks go through */
 		rt->items_cap = Min(x->server->bulk_max_documents, rt->items_cap * 2);
 	}
@@ -444,7 +448,8 @@ bulk_wait(BulkBatch *b)
 /*
  * Ship the oldest queued documents of x, one _bulk after the other for up
  * to SHIP_TURN_MS: true when a bulk was sent (or tried), false when there
- * was nothing to send.
+ * was nothing to send.  Whether a bulk went through, and what failed, is
+ * said in *status, for the loop to record.
  *
  * While a bulk is in flight the next one is read and built, and while the
  * next is in flight the one before is recorded, so that OpenSearch
@@ -455,7 +460,7 @@ bulk_wait(BulkBatch *b)
  * flight has a later position, and goes in a later bulk.
  */
 bool
-ship_bulk(ShipIndex *x, ShipRuntime *rt)
+ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 {
 	BulkBatch  *current;
 	int			generations = 0;
@@ -477,7 +482,7 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 		rt->items_cap = x->server->bulk_max_documents;
 	current = bulk_prepare(x, rt, generations, NULL, &worked, &failure);
 	if (failure != NULL)
-		ship_failed(rt, x->name, failure, -1);
+		ship_status_failed(status, failure, -1);
 	if (current == NULL)
 		return worked;
 
@@ -492,14 +497,14 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt)
 		if (GetCurrentTimestamp() < turn_end)
 			next = bulk_prepare(x, rt, generations, current, &worked, &failure);
 		bulk_wait(current);
-		carry_on = bulk_judge(current, rt, &out) && next != NULL;
+		carry_on = bulk_judge(current, rt, &out, status) && next != NULL;
 		if (carry_on)
 			http_start(next->req);
-		bulk_record(current, rt, &out);
+		bulk_record(current, rt, &out, status);
 		MemoryContextDelete(current->context);
-		/* a build that failed backs off after the bulk before it succeeded */
+		/* a build that failed backs off after the bulk before it went through */
 		if (failure != NULL)
-			ship_failed(rt, x->name, failure, -1);
+			ship_status_failed(status, failure, -1);
 		if (!carry_on)
 		{
 			if (next != NULL)

@@ -14,7 +14,8 @@
  * to delete.
  *
  * Each pass reads the catalog, then gives every index a turn: the steps
- * its generations need (generations.c), then one _bulk (ship.c).  A step
+ * its generations need (generations.c), then one _bulk (ship.c).  They
+ * say what they came to (ShipStatus) and this loop records it: a step
  * that fails puts that index alone in back-off (exponential with jitter,
  * from half a second to a minute, longer if OpenSearch asks so with
  * Retry-After) and says why in flusso_status(); the other indexes go on.
@@ -111,8 +112,8 @@ runtime_of(const char *index)
  * failure in a row up to a minute, with jitter, and no less than what a
  * Retry-After asked for; and say why in flusso_status().
  */
-void
-ship_failed(ShipRuntime *rt, const char *index, const char *message, int retry_after_s)
+static void
+record_failure(ShipRuntime *rt, const char *index, const char *message, int retry_after_s)
 {
 	long		delay_ms = Min((long) SHIP_BACKOFF_MAX_MS,
 							   (long) SHIP_BACKOFF_MIN_MS << Min(rt->failures, 10));
@@ -129,11 +130,26 @@ ship_failed(ShipRuntime *rt, const char *index, const char *message, int retry_a
 	ship_record_error(index, message);
 }
 
-void
-ship_succeeded(ShipRuntime *rt)
+/*
+ * Record what a turn of index came to (see ShipStatus): a bulk that went
+ * through ends the back-off, then every failure backs off again.
+ */
+static void
+record_status(ShipRuntime *rt, const char *index, const ShipStatus *status)
 {
-	rt->failures = 0;
-	rt->not_before = 0;
+	ListCell   *lc;
+
+	if (status->went_through)
+	{
+		rt->failures = 0;
+		rt->not_before = 0;
+	}
+	foreach(lc, status->failures)
+	{
+		ShipFailure *failure = lfirst(lc);
+
+		record_failure(rt, index, failure->message, failure->retry_after_s);
+	}
 }
 
 /*
@@ -153,38 +169,39 @@ may_end(uint64 requests)
 	return end;
 }
 
-/* One turn of index x: its generations' steps, then one _bulk. */
+/*
+ * One turn of index x: its generations' steps, then one _bulk; what they
+ * came to goes into *status.
+ */
 static bool
-take_turn(ShipIndex *x)
+take_turn(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 {
-	ShipRuntime *rt = runtime_of(x->name);
-
-	if (rt->not_before > GetCurrentTimestamp())
-		return false;
 	if (x->live && x->server == NULL)
 	{
-		ship_failed(rt, x->name,
-					psprintf("server \"%s\" does not exist, or is not a flusso_opensearch server",
-							 x->server_name), -1);
+		ship_status_failed(status,
+						   psprintf("server \"%s\" does not exist, or is not a flusso_opensearch server",
+									x->server_name), -1);
 		return false;
 	}
 	if (x->live && !x->usable)
 	{
-		ship_failed(rt, x->name,
-					psprintf("role %s, the index's owner, may not use server \"%s\"",
-							 x->owner_name, x->server_name), -1);
+		ship_status_failed(status,
+						   psprintf("role %s, the index's owner, may not use server \"%s\"",
+									x->owner_name, x->server_name), -1);
 		return false;
 	}
-	if (!ship_generations(x, rt))
+	if (!ship_generations(x, rt, status))
 		return true;
 	if (x->live && x->stopped == NULL && ship_is_ready(x))
-		return ship_bulk(x, rt);
+		return ship_bulk(x, rt, status);
 	return false;
 }
 
 typedef struct Turn
 {
 	ShipIndex  *index;
+	ShipRuntime *runtime;
+	ShipStatus	status;			/* what the turn came to, until it raised */
 	bool		worked;
 } Turn;
 
@@ -193,27 +210,35 @@ run_turn(void *arg)
 {
 	Turn	   *turn = arg;
 
-	turn->worked = take_turn(turn->index);
+	turn->worked = take_turn(turn->index, turn->runtime, &turn->status);
 }
 
 /*
- * take_turn(x), and whatever it raises caught: an ERROR fails x's turn
- * alone.  It is logged, the transaction and the requests in flight are
- * abandoned (their memory is the pass's), and x backs off with the error
- * in its status, reduced to its SQLSTATE when it may quote a value.
+ * take_turn(x) unless x backs off, whatever it raises caught, and what it
+ * came to recorded.  An ERROR fails x's turn alone: it is logged, the
+ * transaction and the requests in flight are abandoned (their memory is
+ * the pass's), and x backs off with the error in its status, reduced to
+ * its SQLSTATE when it may quote a value, after what the turn came to
+ * before it.
  */
 static bool
 take_turn_alone(ShipIndex *x)
 {
-	Turn		turn = {x, false};
+	Turn		turn = {x, runtime_of(x->name), {false, NIL}, false};
 	ErrorData  *error;
+	bool		ended;
 
-	if (attempt_outside_transaction(run_turn, &turn, &error))
+	if (turn.runtime->not_before > GetCurrentTimestamp())
+		return false;
+	ended = attempt_outside_transaction(run_turn, &turn, &error);
+	if (!ended)
+		http_abandon_all();
+	record_status(turn.runtime, x->name, &turn.status);
+	if (ended)
 		return turn.worked;
-	http_abandon_all();
-	ship_failed(runtime_of(x->name), x->name,
-				psprintf("the shipper's turn failed: %s", attempt_message_for_status(error)),
-				-1);
+	record_failure(turn.runtime, x->name,
+				   psprintf("the shipper's turn failed: %s", attempt_message_for_status(error)),
+				   -1);
 	return true;
 }
 

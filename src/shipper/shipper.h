@@ -63,6 +63,40 @@ typedef struct ShipRuntime
 	char	   *emptied_to;		/* the last id it deleted (TopMemoryContext) */
 } ShipRuntime;
 
+/* A step that failed: why, and how long OpenSearch asked to wait. */
+typedef struct ShipFailure
+{
+	char	   *message;		/* for flusso_status(): never a value */
+	int			retry_after_s;	/* its Retry-After, or -1 */
+} ShipFailure;
+
+/*
+ * What the steps of an index's turn came to.  The steps only say it; the
+ * loop (shipper.c) records it once the turn ended, or raised: a bulk that
+ * went through ends the back-off, then each failure, in the order they
+ * happened, backs the index off and says why in flusso_status().  A
+ * failure ends the turn, so none comes before a bulk that went through.
+ */
+typedef struct ShipStatus
+{
+	bool		went_through;	/* a bulk went through */
+	List	   *failures;		/* ShipFailure */
+} ShipStatus;
+
+/*
+ * A step failed; message is kept in the current memory context, which
+ * must outlive the turn (not a transaction's).
+ */
+static inline void
+ship_status_failed(ShipStatus *status, const char *message, int retry_after_s)
+{
+	ShipFailure *failure = palloc(sizeof(ShipFailure));
+
+	failure->message = pstrdup(message);
+	failure->retry_after_s = retry_after_s;
+	status->failures = lappend(status->failures, failure);
+}
+
 /* how long one index ships bulk after bulk before the next index's turn */
 #define SHIP_TURN_MS 1000
 
@@ -77,16 +111,11 @@ extern void ship_record_error(const char *index, const char *message);
 extern void ship_record_shipped(const char *index, int64 shipped);
 
 /* generations.c */
-extern bool ship_generations(ShipIndex *x, ShipRuntime *rt);
+extern bool ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status);
 extern bool ship_is_ready(ShipIndex *x);
 extern bool ship_generation_active(const ShipGeneration *g);
 
 /* ship.c */
-extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt);
-
-/* shipper.c */
-extern void ship_failed(ShipRuntime *rt, const char *index, const char *message,
-						int retry_after_s);
-extern void ship_succeeded(ShipRuntime *rt);
+extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status);
 
 #endif							/* FLUSSO_SHIPPER_SHIPPER_H */

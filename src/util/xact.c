@@ -55,7 +55,8 @@ static bool caches_from_history = false;
  * leaves what it read in this process's caches: a relation's entry may
  * name a file a later TRUNCATE replaced, whose invalidation this process
  * had already taken in before.  The next transaction starts from clean
- * caches.
+ * caches.  The worker's reader calls this for every transaction the
+ * reorder buffer replayed (cdc/decode.c).
  */
 void
 xact_note_decoding(void)
