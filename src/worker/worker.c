@@ -24,9 +24,9 @@
  * caught up.
  * Waiting costs little: a worker that has read all the flushed WAL polls
  * for more soon after WAL arrived, less and less often while none does, up
- * to every flusso.naptime (nap.c), and reads the catalog (definitions, the publication an index
- * waits for, an index in error) only when it may have changed
- * (catalog_watch.c), not on a timer.
+ * to every flusso.naptime (nap.c), and reads the catalog (definitions, the
+ * publication an index waits for, an index in error) only when it may have
+ * changed (catalog_watch.c), not on a timer.
  * Only the loop ends the worker; what it calls returns.  An error ends the
  * worker after recording it; the launcher starts it again, and nothing
  * applied in the failed batch was confirmed.
