@@ -2,7 +2,7 @@
 # 10 s, a change committed right after the worker applied one is in the
 # table sink within 3 s (the worker looks again soon after WAL arrived,
 # and less often while none does); then, with the default naptime, twelve
-# changes in a row reach OpenSearch (realtime GET) in under 4 s in all (the
+# changes in a row reach OpenSearch (realtime GET) in under 6 s in all (the
 # worker wakes the shipper when it commits documents to ship, rather than
 # the shipper finding them at its next one-second poll).
 
@@ -103,8 +103,8 @@ for my $n (2 .. 13)
 	$total += $took;
 }
 note('commit -> visible by realtime GET, ms: ' . join(' ', @each));
-ok(defined $total && $total < 4,
-	sprintf('12 changes in a row each reach OpenSearch, in %.2f s in all (< 4 s)', $total // -1));
+ok(defined $total && $total < 6,
+	sprintf('12 changes in a row each reach OpenSearch, in %.2f s in all (< 6 s)', $total // -1));
 ok(table_has(1, 13) && opensearch_has(1, 13), 'both sinks hold the last change');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM flusso_verify('items')}), '0',
 	'flusso_verify() finds nothing wrong');
