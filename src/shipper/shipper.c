@@ -24,9 +24,12 @@
  * requests abandoned, and only that index backs off, rather than the
  * shipper exiting and every index waiting for its restart.
  * Between passes with nothing to do it sleeps on its latch, which the
- * worker sets when it commits something to ship.  Requests are waited for
- * with the latch (opensearch/http.c): SIGTERM and reloads are answered
- * within a second, even while a request hangs.
+ * worker sets once it has committed something to ship (requests.c), for a
+ * second at most.  Requests are waited for with the latch too
+ * (opensearch/http.c), which may reset it mid-pass: a pass that was asked
+ * for meanwhile (shipper_requests moved) is followed by another at once,
+ * so that no wake-up is lost.  SIGTERM and reloads are answered within a
+ * second, even while a request hangs.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -242,6 +245,18 @@ take_turn_alone(ShipIndex *x)
 	return true;
 }
 
+/* Was the shipper asked for since the pass began (requests counts the asks)? */
+static bool
+asked_since(uint64 requests)
+{
+	bool		asked;
+
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	asked = my_entry->shipper_requests != requests;
+	LWLockRelease(flusso_shared->lock);
+	return asked;
+}
+
 /* Until the earliest back-off ends, at most SHIP_NAPTIME_MS. */
 static long
 nap_ms(List *indexes)
@@ -299,7 +314,7 @@ run(void)
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		my_entry->shipper_failures = 0;
 		LWLockRelease(flusso_shared->lock);
-		if (!worked)
+		if (!worked && !asked_since(requests))
 		{
 			pgstat_report_activity(STATE_IDLE, NULL);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -87,7 +87,9 @@ opensearch_sink_drop(const IndexSink *sink, bool keep)
 
 /*
  * Queue ids (text[], distinct) with version; a seed's chunk queues for the
- * generations being seeded only.
+ * generations being seeded only.  The shipper is woken once the caller's
+ * transaction has committed, not polled for: before the commit it would
+ * find nothing, and after it, nothing else tells it.
  */
 static int64
 opensearch_sink_queue(const IndexSink *sink, SinkTarget target, Datum ids, XLogRecPtr version)
@@ -98,6 +100,8 @@ opensearch_sink_queue(const IndexSink *sink, SinkTarget target, Datum ids, XLogR
 	catalog_become_owner(&saved);
 	queued = outbox_queue(sink->index, ids, version, target == SINK_NEXT);
 	catalog_restore_user(&saved);
+	if (queued > 0)
+		request_shipper_at_commit();
 	return (int64) queued;
 }
 

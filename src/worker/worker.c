@@ -22,10 +22,11 @@
  * visible), build those once due (catchup.c), confirm the slot up to the
  * reader's position once nothing is owed, and sleep on the latch when
  * caught up.
- * Waiting costs little: an idle worker wakes every flusso.naptime to poll
- * for WAL, and reads the catalog (definitions, the publication an index
- * waits for, an index in error) only when it may have changed
- * (catalog_watch.c), not on a timer.
+ * Waiting costs little: a worker that has read all the flushed WAL polls
+ * for more soon after WAL arrived, less and less often while none does, up
+ * to every flusso.naptime (nap.c), and reads the catalog (definitions, the
+ * publication an index waits for, an index in error) only when it may have
+ * changed (catalog_watch.c), not on a timer.
  * Only the loop ends the worker; what it calls returns.  An error ends the
  * worker after recording it; the launcher starts it again, and nothing
  * applied in the failed batch was confirmed.
@@ -62,6 +63,7 @@
 #include "store/catalog_index.h"
 #include "worker/catalog_watch.h"
 #include "worker/catchup.h"
+#include "worker/nap.h"
 #include "worker/slot_record.h"
 #include "engine/strikes.h"
 #include "worker/worker.h"
@@ -101,6 +103,7 @@ typedef struct WorkerState
 	CatalogWatch catalog;		/* when the catalog may have changed */
 	Catchup		catchup;		/* the documents owed, and how they are built */
 	TimestampTz broken_tried_at;
+	WorkerNap	nap;			/* how long it sleeps when caught up */
 } WorkerState;
 
 static DatabaseEntry *my_entry = NULL;	/* for the exit callback */
@@ -462,15 +465,17 @@ run(WorkerState *ws)
 
 		/*
 		 * A seed ready for its next step does not wait.  Otherwise sleep
-		 * until the latch is set (a request, a drop, a stop) or naptime
-		 * passes: nothing wakes a decoding process outside a walsender when
-		 * WAL is flushed, so new WAL is polled for; and the catalog is
-		 * looked at when that poll finds it may have changed.
+		 * until the latch is set (a request, a drop, a stop) or the nap
+		 * ends: nothing wakes a decoding process outside a walsender when
+		 * WAL is flushed, so new WAL is polled for, soon after some arrived
+		 * (nap.c); and the catalog is looked at when that poll finds it may
+		 * have changed.
 		 */
 		if (!more && !seed_due(ws->seeder))
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 flusso_naptime, PG_WAIT_EXTENSION);
+							 nap_length(&ws->nap, cdc_position(ws->stream)),
+							 PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 		}
 	}
@@ -490,6 +495,7 @@ flusso_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 
 	memset(&ws, 0, sizeof(ws));
+	nap_init(&ws.nap);
 	ws.entry = my_entry = &flusso_shared->databases[DatumGetInt32(arg)];
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	dboid = ws.entry->dboid;
