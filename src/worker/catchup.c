@@ -155,12 +155,18 @@ act_on_signals(Engine *engine, Seeder *seeder, List *signals)
  * keys): nothing is confirmed before the documents are written, so a
  * crash resolves it again.  *rewritten says whether a signal said a table
  * an index reads was rewritten or altered (its columns may read
- * differently: compile the indexes again).  False when the extension was
- * dropped meanwhile.  The signals are read first, into context, which
- * outlives these transactions (the worker's turn), and acted on after the
- * last part.
+ * differently: compile the indexes again).  The signals are read first,
+ * into context, which outlives these transactions (the worker's turn), and
+ * acted on after the last part.
+ *
+ * The first transaction, which sees every transaction of the batch, first
+ * checks that the engine was compiled from the definitions the catalog
+ * holds now: a batch is never resolved by indexes that changed before its
+ * changes were made (CATCHUP_STALE: the caller looks at the catalog and
+ * restarts).  That costs one statement per batch, in a transaction the
+ * batch needs anyway.
  */
-bool
+CatchupResult
 catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 				ChangeBatch *batch, Seeder *seeder, MemoryContext context,
 				bool *rewritten)
@@ -173,8 +179,14 @@ catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 
 	MemoryContextSwitchTo(old);
 	if (!xact_begin(true, xids, nxids))
-		return false;
+		return CATCHUP_EXTENSION_GONE;
 	SPI_connect();
+	if (!engine_is_current(engine))
+	{
+		SPI_finish();
+		xact_commit();
+		return CATCHUP_STALE;
+	}
 	if (flusso_capture_log)
 		log_batch(batch);
 	engine_resolve_begin(engine, batch);
@@ -191,7 +203,7 @@ catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 		SPI_finish();
 		xact_commit();
 		if (!xact_begin(true, NULL, 0))
-			return false;
+			return CATCHUP_EXTENSION_GONE;
 		SPI_connect();
 		began = GetCurrentTimestamp();
 	}
@@ -211,7 +223,7 @@ catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 	entry->changes_captured += batch->nreceived;
 	entry->batches++;
 	LWLockRelease(flusso_shared->lock);
-	return true;
+	return CATCHUP_RESOLVED;
 }
 
 /*

@@ -24,8 +24,16 @@ typedef struct Catchup
 	int			slice_size;		/* documents built by one statement */
 } Catchup;
 
+/* What became of a batch handed to catchup_resolve() */
+typedef enum CatchupResult
+{
+	CATCHUP_RESOLVED,			/* into the documents owed, its signals acted on */
+	CATCHUP_STALE,				/* not: the indexes changed, compile them again */
+	CATCHUP_EXTENSION_GONE		/* not: the extension was dropped */
+} CatchupResult;
+
 extern void catchup_init(Catchup *catchup);
-extern bool catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
+extern CatchupResult catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 							ChangeBatch *batch, Seeder *seeder, MemoryContext context,
 							bool *rewritten);
 extern bool catchup_build_due(Catchup *catchup, Engine *engine, bool behind);

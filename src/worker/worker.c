@@ -201,8 +201,9 @@ publish_progress(WorkerState *ws, bool caught_up)
 /*
  * Must the worker end?  The requests in shared memory are looked at every
  * turn; the catalog (does the extension, does an index still exist, did a
- * definition change?) when look says so: before every batch that has
- * changes, and when it may have changed.
+ * definition change?) when look says so: when it may have changed, and
+ * when the batch in hand was made after the indexes changed (catchup.c
+ * checks that in the batch's own transaction).
  */
 static WorkerExit
 next_exit(WorkerState *ws, bool look)
@@ -436,13 +437,25 @@ run(WorkerState *ws)
 		strikes_healthy();
 		if (!batch_is_empty(ws->batch))
 		{
-			if ((exit = next_exit(ws, true)) != WORKER_GOES_ON)
-				break;
+			CatchupResult result;
+
 			publish_progress(ws, false);
-			if (!catchup_resolve(&ws->catchup, ws->entry, ws->engine, ws->batch, ws->seeder,
-								 ws->turn_context, &rewritten))
+			result = catchup_resolve(&ws->catchup, ws->entry, ws->engine, ws->batch,
+									 ws->seeder, ws->turn_context, &rewritten);
+			if (result == CATCHUP_EXTENSION_GONE)
 			{
 				exit = WORKER_EXTENSION_GONE;
+				break;
+			}
+			if (result == CATCHUP_STALE)
+			{
+				/* the indexes changed before the batch: which exit, the catalog says */
+				exit = next_exit(ws, true);
+				if (exit == WORKER_GOES_ON)
+				{
+					ws->restart_reason = "the indexes changed";
+					exit = WORKER_RESTARTS;
+				}
 				break;
 			}
 			/* a table was rewritten or altered: it may read differently now */
