@@ -111,6 +111,16 @@
 #define compat_primary_key_index(rel) RelationGetPrimaryKeyIndex(rel)
 #endif
 
+/*
+ * 18 has virtual generated columns, whose value no tuple holds: a row
+ * version says nothing of whether it changed
+ */
+#if PG_VERSION_NUM >= 180000
+#define compat_attr_is_virtual(attr) ((attr)->attgenerated == ATTRIBUTE_GENERATED_VIRTUAL)
+#else
+#define compat_attr_is_virtual(attr) false
+#endif
+
 /* 18 replaced the postfix pg_attribute_noreturn() by the prefix pg_noreturn */
 #if PG_VERSION_NUM < 180000 && !defined(pg_noreturn)
 #define pg_noreturn pg_attribute_noreturn()

@@ -41,6 +41,7 @@ typedef struct WalkContext
 {
 	DiagnosticSink *sink;
 	List	   *tables;			/* TableUse, one per relation */
+	bool		raw_sql;		/* a raw filter reads what it will */
 } WalkContext;
 
 /* What a column reference resolved to. */
@@ -319,7 +320,10 @@ check_filters(WalkContext *cx, TableUse *table, const SchemaFilterList *filters,
 		ResolvedColumn	ref;
 
 		if (filter->op == FILTER_RAW)
+		{
+			cx->raw_sql = true;
 			continue;
+		}
 		ref = resolve_column(cx, table, filter->column, item_path);
 		if (!ref.found || filter->op == FILTER_LIKE || filter->op == FILTER_ILIKE)
 			continue;
@@ -570,7 +574,7 @@ check_root_key(WalkContext *cx, TableUse *root, const IndexSchema *schema)
 List *
 bind_index_tables(const IndexSchema *schema, DiagnosticSink *sink)
 {
-	WalkContext cx = {sink, NIL};
+	WalkContext cx = {sink, NIL, false};
 	TableUse   *root = resolve_table(&cx, schema->namespace, schema->table, "table");
 
 	if (root != NULL)
@@ -585,5 +589,13 @@ bind_index_tables(const IndexSchema *schema, DiagnosticSink *sink)
 		}
 	}
 	walk_fields(&cx, root, &schema->fields);
+	/* SQL text may name any column, of any table the build reads */
+	if (cx.raw_sql)
+	{
+		ListCell   *lc;
+
+		foreach(lc, cx.tables)
+			((TableUse *) lfirst(lc))->columns_unknown = true;
+	}
 	return cx.tables;
 }

@@ -35,6 +35,7 @@ typedef struct TableUse
 	List	   *key_columns;	/* must be logged: they name the row's document */
 	List	   *old_key_columns;	/* should be logged: they find the old parent */
 	List	   *columns;		/* every column read */
+	bool		columns_unknown;	/* and more: a raw filter's SQL reads */
 	List	   *lookups;		/* TableLookup: columns its rows are found by */
 } TableUse;
 

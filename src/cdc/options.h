@@ -25,8 +25,9 @@ typedef struct ColumnSpec
 
 extern void cdc_columns_add(List **specs, const char *nspname, const char *relname,
 							List *columns);
-extern List *cdc_plugin_options(const char *publication, List *specs);
-extern ColumnSpec *cdc_parse_columns(const char *value);
+extern List *cdc_columns_forget(List *specs, const char *nspname, const char *relname);
+extern List *cdc_plugin_options(const char *publication, List *specs, List *reads);
+extern ColumnSpec *cdc_parse_columns(const char *option, const char *value);
 extern ColumnSpec *cdc_find_columns(List *specs, const char *nspname, const char *relname);
 
 #endif							/* FLUSSO_CDC_OPTIONS_H */

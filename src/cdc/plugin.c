@@ -13,6 +13,12 @@
  *					for that table; a table without one emits its replica
  *					identity key (its primary key under FULL, all columns
  *					when it has neither)
+ *	  reads			repeatable, the same form: every column the indexes
+ *					read from that table.  An UPDATE that logged its old
+ *					row whole (REPLICA IDENTITY FULL) and left each of
+ *					them as it was is not emitted: it changes no document.
+ *					Without the option, or the whole old row, every
+ *					UPDATE is emitted: nothing proves it changed nothing.
  * flusso.signal is always emitted.  Nothing is written for BEGIN or COMMIT,
  * so a transaction that touched no emitted table produces no output.
  *
@@ -56,6 +62,7 @@
 #include "replication/logical.h"
 #include "replication/output_plugin.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -99,12 +106,15 @@ plugin_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 			data->rules.publication = defGetString(elem);
 		else if (strcmp(elem->defname, "columns") == 0)
 			data->rules.column_specs = lappend(data->rules.column_specs,
-										 cdc_parse_columns(defGetString(elem)));
+										 cdc_parse_columns("columns", defGetString(elem)));
+		else if (strcmp(elem->defname, "reads") == 0)
+			data->rules.read_specs = lappend(data->rules.read_specs,
+										 cdc_parse_columns("reads", defGetString(elem)));
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("flusso option \"%s\" is not recognized", elem->defname),
-					 errhint("The options are publication and columns.")));
+					 errhint("The options are publication, columns and reads.")));
 	}
 
 	relation_entries_create(ctx->context);
@@ -267,8 +277,47 @@ rewritten_row(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, Oid original)
 }
 
 /*
+ * Did an UPDATE leave every column the indexes read as it was?  Provable
+ * only from an old row logged whole (identity FULL) and a known set of
+ * columns.  A value TOASTed out of line that the new row carries as a
+ * pointer was not changed (a changed one arrives reassembled, as pgoutput
+ * relies on too); others are compared by their bytes, so that an equal
+ * value stored differently counts as a change, which only costs a build.
+ */
+static bool
+reads_unchanged(RelationEntry *entry, Relation rel, HeapTuple old_row, HeapTuple new_row)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			attnum = -1;
+
+	if (!entry->reads_known || !entry->identity_full || old_row == NULL || new_row == NULL)
+		return false;
+	while ((attnum = bms_next_member(entry->reads, attnum)) >= 0)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, attnum - 1);
+		bool		old_null;
+		bool		new_null;
+		Datum		old_value = heap_getattr(old_row, attnum, desc, &old_null);
+		Datum		new_value = heap_getattr(new_row, attnum, desc, &new_null);
+
+		if (old_null != new_null)
+			return false;
+		if (old_null)
+			continue;
+		if (attr->attlen == -1 && VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(new_value)))
+			continue;
+		if (attr->attlen == -1 && VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(old_value)))
+			return false;
+		if (!datum_image_eq(old_value, new_value, attr->attbyval, attr->attlen))
+			return false;
+	}
+	return true;
+}
+
+/*
  * An insert carries the new row, a delete the old row, an update both; the
  * old row only when the WAL logged one (a key change, or identity FULL).
+ * An update that changed no column an index reads is not written.
  */
 static void
 plugin_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
@@ -318,6 +367,8 @@ plugin_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 		old_row = compat_change_tuple(change->data.tp.oldtuple);
 	if (change->data.tp.newtuple && op != THIN_DELETE)
 		new_row = compat_change_tuple(change->data.tp.newtuple);
+	if (op == THIN_UPDATE && reads_unchanged(entry, relation, old_row, new_row))
+		return;
 
 	old = MemoryContextSwitchTo(data->change_context);
 	start_change(&thin, txn, entry, op);

@@ -6,9 +6,10 @@
  *	  published (directly, by schema or through an ancestor), which table
  *	  its records name (a partition's, the partitioned table a "columns"
  *	  option names), which columns are written and with which output
- *	  functions.  Entries are built lazily, under the historic snapshot of
- *	  the change being decoded, and invalidated by relcache and publication
- *	  syscache callbacks registered once per process.
+ *	  functions, and which columns the indexes read.  Entries are built
+ *	  lazily, under the historic snapshot of the change being decoded, and
+ *	  invalidated by relcache and publication syscache callbacks registered
+ *	  once per process.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -29,6 +30,7 @@
 #include "cdc/options.h"
 #include "cdc/relation_entry.h"
 #include "cdc/thin_change.h"
+#include "compat.h"
 
 static HTAB *relation_cache = NULL;
 static RelationEntry *last_entry = NULL;	/* consecutive changes share it */
@@ -187,6 +189,33 @@ ancestor_columns(const EmitRules *rules, RelationEntry *entry)
 	return NULL;
 }
 
+/*
+ * The columns the indexes read from entry's table (named after the table
+ * its records name), as attnums of rel's own descriptor; unknown unless a
+ * "reads" option names every one of them, and each is there and stored.
+ */
+static void
+read_columns(const EmitRules *rules, RelationEntry *entry, TupleDesc desc)
+{
+	ColumnSpec *spec = cdc_find_columns(rules->read_specs, entry->nspname, entry->relname);
+	ListCell   *lc;
+
+	entry->reads = NULL;
+	entry->reads_known = spec != NULL;
+	foreach(lc, spec ? spec->columns : NIL)
+	{
+		AttrNumber	attnum = attnum_by_name(desc, lfirst(lc));
+
+		if (attnum == InvalidAttrNumber ||
+			compat_attr_is_virtual(TupleDescAttr(desc, attnum - 1)))
+		{
+			entry->reads_known = false;
+			return;
+		}
+		entry->reads = bms_add_member(entry->reads, attnum);
+	}
+}
+
 static void
 build_entry(const EmitRules *rules, RelationEntry *entry, Relation rel)
 {
@@ -234,6 +263,7 @@ build_entry(const EmitRules *rules, RelationEntry *entry, Relation rel)
 	while ((i = bms_next_member(identity, i)) >= 0)
 		entry->identity = bms_add_member(entry->identity, i + FirstLowInvalidHeapAttributeNumber);
 
+	read_columns(rules, entry, desc);
 	entry->wanted = spec != NULL;
 	names = spec ? spec->columns : default_columns(rel, entry);
 	entry->ncolumns = list_length(names);

@@ -24,6 +24,7 @@ typedef struct EmitRules
 	MemoryContext context;		/* the decoding context's: entries live there */
 	char	   *publication;
 	List	   *column_specs;
+	List	   *read_specs;		/* "reads" options */
 } EmitRules;
 
 /* What the plugin knows about one relation, until it is invalidated. */
@@ -44,6 +45,8 @@ typedef struct RelationEntry
 	FmgrInfo   *output;			/* output function per column */
 	bool		identity_full;
 	Bitmapset  *identity;		/* attnums an old key tuple carries */
+	bool		reads_known;	/* every column an index reads is in reads */
+	Bitmapset  *reads;			/* and their attnums */
 	StringInfoData header_tail; /* relid, names: the same in every record */
 	MemoryContext context;		/* owns everything above */
 } RelationEntry;

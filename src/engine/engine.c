@@ -177,12 +177,55 @@ mark_for_seeding(EngineIndex *ei)
 	ei->needs_seed = true;
 }
 
+/*
+ * Add what ei reads from each table to *reads (the output plugin's
+ * "reads": an UPDATE that changes none of them is not emitted), and the
+ * tables it may read more of than it says to *unknown.
+ */
+static void
+add_reads(const EngineIndex *ei, List **reads, List **unknown)
+{
+	ListCell   *lc;
+	ListCell   *tc;
+
+	foreach(lc, ei->reads)
+	{
+		TableUse   *use = lfirst(lc);
+
+		if (use->columns_unknown)
+			cdc_columns_add(unknown, use->nspname, use->relname, NIL);
+		else
+		{
+			cdc_columns_add(reads, use->nspname, use->relname, use->columns);
+			cdc_columns_add(reads, use->nspname, use->relname, use->key_columns);
+			cdc_columns_add(reads, use->nspname, use->relname, use->old_key_columns);
+		}
+	}
+	/* what resolution reads of a table too, if the index says it reads it */
+	foreach(lc, ei->resolver->rules)
+	{
+		ResolveRule *rule = lfirst(lc);
+
+		foreach(tc, ei->reads)
+		{
+			if (((TableUse *) lfirst(tc))->relid == rule->relid)
+				break;
+		}
+		if (tc == NULL)
+			cdc_columns_add(unknown, rule->nspname, rule->relname, NIL);
+		else
+			cdc_columns_add(reads, rule->nspname, rule->relname, rule->columns);
+	}
+}
+
 /* Load and compile every index, in a transaction, in the current context. */
 Engine *
 engine_load(const char *publication)
 {
 	Engine	   *engine = palloc0(sizeof(Engine));
 	List	   *specs = NIL;
+	List	   *reads = NIL;
+	List	   *unknown = NIL;
 	List	   *to_seed = indexes_to_seed();
 	ListCell   *lc;
 
@@ -224,10 +267,17 @@ engine_load(const char *publication)
 
 				cdc_columns_add(&specs, rule->nspname, rule->relname, rule->columns);
 			}
+			add_reads(ei, &reads, &unknown);
 		}
 		engine->indexes = lappend(engine->indexes, ei);
 	}
-	engine->plugin_options = cdc_plugin_options(publication, specs);
+	foreach(lc, unknown)
+	{
+		ColumnSpec *spec = lfirst(lc);
+
+		reads = cdc_columns_forget(reads, spec->nspname, spec->relname);
+	}
+	engine->plugin_options = cdc_plugin_options(publication, specs, reads);
 	/* flusso.work_mem bounds what the indexes owe, together */
 	foreach(lc, engine->indexes)
 		((EngineIndex *) lfirst(lc))->pending =

@@ -2,7 +2,7 @@
 -- capture: what flusso's output plugin emits, read through the SQL
 -- interface.  Every operation, composite keys, key-changing updates,
 -- publication filtering, a missing publication, truncate, the columns
--- option, unchanged TOASTed values and dropped columns.
+-- and reads options, unchanged TOASTed values and dropped columns.
 --
 CREATE EXTENSION flusso;
 
@@ -118,9 +118,28 @@ TRUNCATE cap_events;
 SELECT * FROM pg_temp.changes('columns', 'public.cap_events:id,region,note');
 SELECT * FROM pg_temp.changes();
 
+-- the reads option: an UPDATE that logged its whole old row (identity
+-- FULL, as cap_child has now) and changed no column an index reads is
+-- not emitted; one that changed a read column is, and so is every UPDATE
+-- of a table without the option, with the default identity (its old row
+-- is not logged), or whose read columns name one it does not have
+SELECT pg_replication_slot_advance('cap_slot', pg_current_wal_lsn()) IS NOT NULL AS advanced;
+INSERT INTO cap_child VALUES (20, 1, 'a');
+UPDATE cap_child SET note = 'b' WHERE id = 20;
+UPDATE cap_child SET parent_id = parent_id WHERE id = 20;
+UPDATE cap_child SET parent_id = 2, note = NULL WHERE id = 20;
+UPDATE cap_parent SET name = 'cinque' WHERE id = 5;
+SELECT * FROM pg_temp.changes('columns', 'public.cap_child:id,parent_id',
+	'reads', 'public.cap_child:id,parent_id', 'reads', 'public.cap_parent:id');
+SELECT * FROM pg_temp.changes('columns', 'public.cap_child:id,parent_id',
+	'reads', 'public.cap_child:id,note');
+SELECT count(*) FROM pg_temp.changes('columns', 'public.cap_child:id,parent_id',
+	'reads', 'public.cap_child:id,parent_id,nosuch');
+
 -- bad options and bad records
 SELECT * FROM pg_temp.changes('colour', 'red');
 SELECT * FROM pg_temp.changes('columns', 'cap_parent');
+SELECT * FROM pg_temp.changes('reads', 'cap_parent:id');
 SELECT flusso_change_text('\x0102'::bytea);
 
 SELECT pg_drop_replication_slot('cap_slot');
