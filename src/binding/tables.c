@@ -20,8 +20,6 @@
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_attribute.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
