@@ -46,16 +46,7 @@ users_tables >/dev/null
 users_load "$users" "$orders" >/dev/null
 bench_psql -c "VACUUM ANALYZE users, orders"
 
-script="$BENCH_DIR/move_orders.sql"
-as_cluster_user tee "$script" >/dev/null <<'SQL'
-\set o1 random(1, :orders)
-\set o2 random(1, :orders)
-\set u random(1, :users)
-BEGIN;
-UPDATE orders SET total = total + 1, status = CASE status WHEN 'new' THEN 'paid' WHEN 'paid' THEN 'shipped' ELSE 'new' END WHERE id = :o1;
-UPDATE orders SET user_id = :u WHERE id = :o2;
-END;
-SQL
+script=$(users_update_script)
 
 connection=(-h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -d postgres)
 

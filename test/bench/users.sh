@@ -64,6 +64,23 @@ CALL load_orders($2, $1);
 SQL
 }
 
+# users_update_script: write the update mix pgbench runs (an order updated,
+# another moved to another user; pgbench sets :orders and :users) into the
+# cluster's directory, and print its path
+users_update_script() {
+	local script="$BENCH_DIR/move_orders.sql"
+	as_cluster_user tee "$script" >/dev/null <<'SQL'
+\set o1 random(1, :orders)
+\set o2 random(1, :orders)
+\set u random(1, :users)
+BEGIN;
+UPDATE orders SET total = total + 1, status = CASE status WHEN 'new' THEN 'paid' WHEN 'paid' THEN 'shipped' ELSE 'new' END WHERE id = :o1;
+UPDATE orders SET user_id = :u WHERE id = :o2;
+END;
+SQL
+	echo "$script"
+}
+
 # users_reference: seconds one CREATE TABLE AS SELECT takes to build the
 # same documents into table reference, with its primary key
 users_reference() {
