@@ -14,9 +14,9 @@
  * to delete.
  *
  * Each pass reads the catalog (or keeps what it read while that holds:
- * ship_catalog.c), then gives every index a turn: the steps
- * its generations need (generations.c), then one _bulk (ship.c).  They
- * say what they came to (ShipStatus) and this loop records it: a step
+ * ship_catalog.c), then gives every index a turn: the steps its
+ * generations need (generations.c), then one _bulk (ship.c).  They say
+ * what they came to (ShipStatus) and this loop records it: a step
  * that fails puts that index alone in back-off (exponential with jitter,
  * from half a second to a minute, longer if OpenSearch asks so with
  * Retry-After) and says why in flusso_status(); the other indexes go on.
