@@ -5,8 +5,12 @@
  *	  database: look at the database (the extension was installed), run a
  *	  worker (an index exists), or drop the slot and stop (the last index or
  *	  the extension was dropped); and what they and the worker ask of the
- *	  shipper: look at the OpenSearch sinks again (something was queued, a
- *	  generation changed).  A request made inside a transaction is carried
+ *	  shipper: ship what was queued, or look at the OpenSearch sinks again
+ *	  (a sink or a generation changed).  A change of flusso's tables made
+ *	  by a transaction is counted in shared memory (catalog_changes) when it
+ *	  commits, for the worker and the shipper, which keep what they read of
+ *	  them until the count moves (worker/catalog_watch.c,
+ *	  shipper/ship_watch.c).  A request made inside a transaction is carried
  *	  out, through shared memory, when it commits: an aborted CREATE or DROP
  *	  changes nothing.  The last request of a transaction wins.  A running
  *	  worker learns of a request at once (its latch is set): one that waits
@@ -34,24 +38,35 @@ typedef enum PendingRequest
 
 static PendingRequest pending = REQUEST_NONE;
 static bool wake_shipper = false;
+static bool catalog_changed = false;
 static bool callback_registered = false;
 
-/* Have the shipper run, and look at the sinks now. */
+/*
+ * Have the shipper run (wanted) and ship now, and count a change of
+ * flusso's tables (changed); a running shipper is woken for either.
+ */
 static void
-carry_out_for_shipper(void)
+carry_out_for_shipper(bool wanted, bool changed)
 {
 	DatabaseEntry *entry;
+	Latch	   *latch = NULL;
 
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	entry = shared_database(MyDatabaseId, false);
-	if (entry)
+	if (entry && wanted)
 	{
 		entry->shipper_wanted = true;
 		entry->shipper_requests++;
 	}
-	LWLockRelease(flusso_shared->lock);
+	if (entry && changed)
+		entry->catalog_changes++;
 	if (entry)
+		latch = entry->shipper_latch;
+	LWLockRelease(flusso_shared->lock);
+	if (entry && wanted)
 		shared_wake_shipper(entry);
+	else if (latch)
+		SetLatch(latch);
 }
 
 static void
@@ -64,9 +79,10 @@ carry_out(XactEvent event, void *arg)
 		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
 		return;
 	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
-		wake_shipper && flusso_shared != NULL)
-		carry_out_for_shipper();
+		(wake_shipper || catalog_changed) && flusso_shared != NULL)
+		carry_out_for_shipper(wake_shipper, catalog_changed);
 	wake_shipper = false;
+	catalog_changed = false;
 	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
 		pending != REQUEST_NONE && flusso_shared != NULL)
 	{
@@ -138,10 +154,33 @@ request_worker_at_commit(bool wanted)
 	request_at_commit(wanted ? REQUEST_WORKER : REQUEST_STOP);
 }
 
-/* Have this database's shipper run and look at its sinks again. */
+/*
+ * Have this database's shipper run and look at its sinks again: a sink or
+ * a generation changed.
+ */
 void
 request_shipper_at_commit(void)
 {
 	register_callback();
 	wake_shipper = true;
+	catalog_changed = true;
+}
+
+/* Have this database's shipper run and ship what was queued. */
+void
+request_shipping_at_commit(void)
+{
+	register_callback();
+	wake_shipper = true;
+}
+
+/*
+ * flusso's tables changed (the worker followed an owner, say): count it,
+ * for the worker and the shipper to read them again.
+ */
+void
+request_catalog_look_at_commit(void)
+{
+	register_callback();
+	catalog_changed = true;
 }

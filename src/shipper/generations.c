@@ -93,6 +93,7 @@ retire(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 	if (xact_begin(true, NULL, 0))
 	{
 		generation_forget(g->generation);
+		ship_catalog_forget();
 		xact_commit();
 	}
 	return true;
@@ -117,6 +118,7 @@ create(ShipGeneration *g, ShipStatus *status)
 	if (xact_begin(true, NULL, 0))
 	{
 		generation_created(g->generation);
+		ship_catalog_forget();
 		xact_commit();
 	}
 	g->created = true;
@@ -229,6 +231,7 @@ empty(ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 	if (xact_begin(true, NULL, 0))
 	{
 		generation_emptied(g->generation, g->truncate_version);
+		ship_catalog_forget();
 		xact_commit();
 	}
 	g->truncate_version = -1;
@@ -259,6 +262,7 @@ serve(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 	if (xact_begin(true, NULL, 0))
 	{
 		generation_serve(g->generation);
+		ship_catalog_forget();
 		xact_commit();
 	}
 	ereport(LOG,
@@ -299,6 +303,7 @@ served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
 	}
 	if (!xact_begin(true, NULL, 0))
 		return false;
+	ship_catalog_forget();
 	if (generation_retire_served(g->generation) && !newer)
 		signal_request_reseed(x->name);
 	xact_commit();

@@ -41,7 +41,6 @@
 #include "util/attempt.h"
 #include "util/xact.h"
 #include "document/by_id.h"
-#include "store/catalog_index.h"
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_outbox.h"
 #include "opensearch/bulk.h"
@@ -83,13 +82,14 @@ read_rows(BulkBatch *b)
 
 /*
  * Build the documents of the rows as the index's owner, under the same
- * conditions the worker builds them.
+ * conditions the worker builds them, with the build statement kept with
+ * what the pass read (ship_catalog.c).
  */
 static void
 build_rows(void *arg)
 {
 	BulkBatch  *b = arg;
-	StoredIndex *index = catalog_load_index(b->x->name);
+	const DocumentQuery *query = ship_build_query(b->x);
 	char	  **ids = palloc(sizeof(char *) * b->nrows);
 	char	  **docs;
 	MemoryContext old;
@@ -97,7 +97,7 @@ build_rows(void *arg)
 	for (int i = 0; i < b->nrows; i++)
 		ids[i] = b->rows[i].id;
 	old = MemoryContextSwitchTo(b->context);
-	docs = doc_build_ids(doc_build_query(index->schema), b->x->owner, ids, b->nrows);
+	docs = doc_build_ids(query, b->x->owner, ids, b->nrows);
 	MemoryContextSwitchTo(old);
 	for (int i = 0; i < b->nrows; i++)
 		b->rows[i].doc = docs[i];
@@ -215,6 +215,8 @@ read_targets(BulkBatch *b)
 		}
 		if (found == NULL || !found->created || !ship_generation_active(found))
 		{
+			/* the next pass reads the catalog again */
+			ship_catalog_forget();
 			MemoryContextSwitchTo(old);
 			return false;
 		}
@@ -237,6 +239,14 @@ prepare(BulkBatch *b, char **failure)
 
 	if (!xact_begin(true, NULL, 0))
 		return false;
+	/* the catalog changed since the pass read it: the next pass reads it */
+	if (!ship_catalog_holds())
+	{
+		ship_catalog_forget();
+		b->stale = true;
+		xact_commit();
+		return false;
+	}
 	SPI_connect();
 	/* rows first: a statement's snapshot sees every generation before it */
 	read_rows(b);
@@ -292,6 +302,8 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 	}
 	if (!prepare(b, failure))
 	{
+		/* a pass follows at once */
+		*worked |= b->stale;
 		MemoryContextDelete(context);
 		return NULL;
 	}

@@ -43,6 +43,7 @@ typedef struct BulkBatch
 	bool	   *deletes;		/* which of its items are deletes */
 	int			nitems;
 	HttpRequest *req;
+	bool		stale;			/* not read: the catalog changed since the pass */
 	MemoryContext context;		/* the batch's, outlives the transactions */
 } BulkBatch;
 

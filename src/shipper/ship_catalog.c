@@ -5,8 +5,34 @@
  *	  indexes with an OpenSearch sink, and every generation, live or
  *	  retired, with what its steps send (the body that creates it, the
  *	  settings it is served with) and the server it lives on, with the
- *	  credentials of the index's owner.  And what it reports of each index
- *	  in shared memory.
+ *	  credentials of the index's owner; the build statement of each index,
+ *	  compiled from its stored definition when a bulk first needs it.  And
+ *	  what it reports of each index in shared memory.
+ *
+ * What a pass read is kept, in a memory context of its own, and given to
+ * the passes that follow without reading the catalog again, as long as
+ * all of these hold (else the next pass reads it again):
+ *
+ *	  - every generation is steady (served, created, nothing to empty) and
+ *		every index has its sink: a generation on its way changes with
+ *		the outbox (drained) and the rejected rows, which the catalog's
+ *		change count does not see, so such a pass reads them as before;
+ *	  - the change count (ship_watch.c) has not moved since just before it
+ *		was read: no commit changed flusso's tables (the SQL functions,
+ *		the worker's sink verbs and owners), and no invalidation came for
+ *		a table, column, privilege, server, user mapping, role, schema,
+ *		function or type;
+ *	  - the shipper changed nothing itself: a step it recorded in
+ *		flusso.opensearch_generation, shipping it stopped, a generation a
+ *		bulk names that it did not read (ship_catalog_forget());
+ *	  - the configuration was not reloaded, and it was read less than
+ *		SHIP_CATALOG_MAX_AGE_MS ago (a backstop).
+ *
+ * A bulk checks the count again before it reads rows (ship_catalog_holds()):
+ * a change made during a turn ends the turn, so that no bulk is built with
+ * a build statement older than the change it commits after.  The build
+ * statements run as the owner with the privileges of the moment, whatever
+ * is kept: privileges are checked when they run.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -17,6 +43,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "ipc/shared.h"
@@ -24,8 +51,26 @@
 #include "store/catalog_index.h"
 #include "store/catalog_opensearch_generation.h"
 #include "opensearch/api.h"
+#include "document/build.h"
 #include "schema/schema.h"
 #include "shipper/shipper.h"
+
+/*
+ * A pass that finds nothing changed since the last read is given what it
+ * read then, at most this long: a backstop, for a change nothing counted.
+ */
+#define SHIP_CATALOG_MAX_AGE_MS 10000
+
+/* What the last read found, and when. */
+static struct
+{
+	MemoryContext context;		/* NULL: nothing read yet */
+	List	   *indexes;		/* ShipIndex, in context */
+	bool		steady;			/* it holds until a change is counted */
+	DatabaseEntry *entry;
+	uint64		count;			/* ship_watch_count() before it was read */
+	TimestampTz loaded_at;
+}			kept;
 
 static ShipIndex *
 find_index(List *indexes, const char *name)
@@ -120,13 +165,12 @@ load_generations(List *indexes, MemoryContext context)
 }
 
 /*
- * What the catalog says now, in a transaction of its own, into the
- * current memory context.  False when flusso is no longer installed.
+ * Read what the catalog says now, in a transaction of its own, into
+ * context.  False when flusso is no longer installed.
  */
-bool
-ship_load(List **indexes)
+static bool
+load(MemoryContext context, List **indexes)
 {
-	MemoryContext context = CurrentMemoryContext;
 	ListCell   *lc;
 
 	if (!xact_begin(true, NULL, 0))
@@ -165,6 +209,119 @@ ship_load(List **indexes)
 	SPI_finish();
 	xact_commit();
 	return true;
+}
+
+/*
+ * Is every generation where it stays until something else happens: served
+ * and created, with nothing to empty, and every index live?  Then nothing
+ * read of the outbox (drained) or of the rejected (rejected) matters, and
+ * what was read holds until the catalog changes.
+ */
+static bool
+steady(List *indexes)
+{
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		ShipIndex  *x = lfirst(lc);
+		ListCell   *gc;
+
+		if (!x->live || x->generations == NIL)
+			return false;
+		foreach(gc, x->generations)
+		{
+			ShipGeneration *g = lfirst(gc);
+
+			if (!g->created || strcmp(g->state, "served") != 0 ||
+				g->truncate_version >= 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * What the catalog says now: what was read last, when it still holds (see
+ * the header), else read again.  It lives in a memory context of its own
+ * until it is read again.  False when flusso is no longer installed.
+ */
+bool
+ship_load(DatabaseEntry *entry, List **indexes)
+{
+	uint64		count = ship_watch_count(entry);
+	TimestampTz now = GetCurrentTimestamp();
+	MemoryContext context;
+	List	   *loaded;
+
+	if (kept.context != NULL && kept.steady && count == kept.count &&
+		!TimestampDifferenceExceeds(kept.loaded_at, now, SHIP_CATALOG_MAX_AGE_MS))
+	{
+		*indexes = kept.indexes;
+		return true;
+	}
+	context = AllocSetContextCreate(TopMemoryContext, "flusso shipper catalog",
+									ALLOCSET_SMALL_SIZES);
+	if (!load(context, &loaded))
+	{
+		MemoryContextDelete(context);
+		return false;
+	}
+	if (kept.context != NULL)
+		MemoryContextDelete(kept.context);
+	kept.context = context;
+	kept.indexes = loaded;
+	kept.entry = entry;
+	kept.count = count;
+	kept.loaded_at = now;
+	kept.steady = steady(loaded);
+	*indexes = loaded;
+	return true;
+}
+
+/*
+ * The shipper changed the catalog itself (a step recorded, shipping
+ * stopped), or found it changed: read it again at the next pass.
+ */
+void
+ship_catalog_forget(void)
+{
+	kept.steady = false;
+}
+
+/*
+ * Does what the pass read still hold?  False once the catalog may have
+ * changed since (or the shipper forgot it): the pass then ends its turns,
+ * for the next to read it again.
+ */
+bool
+ship_catalog_holds(void)
+{
+	return kept.context != NULL && ship_watch_count(kept.entry) == kept.count;
+}
+
+/*
+ * The build statement of x, compiled from its stored definition the first
+ * time a pass that read it needs it, in the current transaction, and kept
+ * with what the pass read (in a context of x's own, emptied when an error
+ * interrupted the compiling).
+ */
+const DocumentQuery *
+ship_build_query(ShipIndex *x)
+{
+	MemoryContext old;
+
+	if (x->query != NULL)
+		return x->query;
+	if (x->query_context == NULL)
+		x->query_context = AllocSetContextCreate(kept.context, "flusso shipper build statement",
+												 ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(x->query_context);
+	old = MemoryContextSwitchTo(x->query_context);
+	x->query = doc_build_query(catalog_load_index(x->name)->schema);
+	MemoryContextSwitchTo(old);
+	return x->query;
 }
 
 /* The shipping figures of an index in flusso_status(), under the lock. */

@@ -81,6 +81,7 @@ reject_row(const char *index, const QueuedRow *r, const BulkItemResult *result)
 static void
 stop_index(const char *index, int n, const char *error_type)
 {
+	ship_catalog_forget();
 	catalog_stop_shipping(index,
 						  psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
 								   n, error_type, index, index));

@@ -13,9 +13,10 @@
  * it ends once no index has an OpenSearch sink and no generation is left
  * to delete.
  *
- * Each pass reads the catalog, then gives every index a turn: the steps
- * its generations need (generations.c), then one _bulk (ship.c).  They
- * say what they came to (ShipStatus) and this loop records it: a step
+ * Each pass reads the catalog (or keeps what it read while that holds:
+ * ship_catalog.c), then gives every index a turn: the steps its
+ * generations need (generations.c), then one _bulk (ship.c).  They say
+ * what they came to (ShipStatus) and this loop records it: a step
  * that fails puts that index alone in back-off (exponential with jitter,
  * from half a second to a minute, longer if OpenSearch asks so with
  * Retry-After) and says why in flusso_status(); the other indexes go on.
@@ -58,7 +59,7 @@
 #include "opensearch/http.h"
 #include "shipper/shipper.h"
 
-/* the longest sleep between passes: the catalog is read again then */
+/* the longest sleep between passes */
 #define SHIP_NAPTIME_MS 1000
 #define SHIP_BACKOFF_MIN_MS 500
 
@@ -86,6 +87,7 @@ answer_reload(void)
 	{
 		ConfigReloadPending = false;
 		ProcessConfigFile(PGC_SIGHUP);
+		ship_catalog_forget();
 	}
 }
 
@@ -296,7 +298,7 @@ run(void)
 
 		MemoryContextReset(pass_context);
 		MemoryContextSwitchTo(pass_context);
-		if (!ship_load(&indexes))
+		if (!ship_load(my_entry, &indexes))
 		{
 			ereport(LOG, (errmsg("flusso shipper stopping: the extension was dropped")));
 			(void) may_end(requests);
@@ -349,6 +351,7 @@ flusso_shipper_main(Datum arg)
 	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	http_wait_callback = answer_reload;
 	http_init_process();
+	ship_watch_start();
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = NAMEDATALEN;

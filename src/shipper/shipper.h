@@ -2,7 +2,8 @@
  *
  * shipper.h
  *	  The shipper of a database: what it knows of each index it ships for,
- *	  as flusso's catalog says at the start of a pass, and the steps it
+ *	  as flusso's catalog says at the start of a pass (read then, or kept
+ *	  from an earlier pass while it holds: ship_catalog.c), and the steps it
  *	  takes for one index in a turn.
  *
  * Copyright (c) 2026, flusso developers
@@ -15,7 +16,10 @@
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
+#include "ipc/shared.h"
 #include "opensearch/server.h"
+
+struct DocumentQuery;
 
 /* A row of flusso.opensearch_generation, and what its steps send. */
 typedef struct ShipGeneration
@@ -49,6 +53,8 @@ typedef struct ShipIndex
 	char	   *server_name;
 	bool		usable;			/* the owner has USAGE on the server */
 	List	   *generations;	/* ShipGeneration, oldest first */
+	struct DocumentQuery *query;	/* its build statement, once compiled */
+	MemoryContext query_context;	/* where it is */
 } ShipIndex;
 
 /* What the shipper keeps of an index from turn to turn. */
@@ -106,7 +112,10 @@ ship_status_failed(ShipStatus *status, const char *message, int retry_after_s)
 extern PGDLLEXPORT void flusso_shipper_main(Datum arg);
 
 /* ship_catalog.c */
-extern bool ship_load(List **indexes);
+extern bool ship_load(DatabaseEntry *entry, List **indexes);
+extern void ship_catalog_forget(void);
+extern bool ship_catalog_holds(void);
+extern const struct DocumentQuery *ship_build_query(ShipIndex *x);
 extern void ship_record_error(const char *index, const char *message);
 extern void ship_record_shipped(const char *index, int64 shipped);
 
@@ -114,6 +123,10 @@ extern void ship_record_shipped(const char *index, int64 shipped);
 extern bool ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status);
 extern bool ship_is_ready(ShipIndex *x);
 extern bool ship_generation_active(const ShipGeneration *g);
+
+/* ship_watch.c */
+extern void ship_watch_start(void);
+extern uint64 ship_watch_count(DatabaseEntry *entry);
 
 /* ship.c */
 extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status);

@@ -101,7 +101,7 @@ opensearch_sink_queue(const IndexSink *sink, SinkTarget target, Datum ids, XLogR
 	queued = outbox_queue(sink->index, ids, version, target == SINK_NEXT);
 	catalog_restore_user(&saved);
 	if (queued > 0)
-		request_shipper_at_commit();
+		request_shipping_at_commit();
 	return (int64) queued;
 }
 

@@ -22,6 +22,7 @@
 #include "utils/jsonb.h"
 
 #include "util/pinned.h"
+#include "ipc/requests.h"
 #include "store/catalog_index.h"
 #include "store/store_spi.h"
 
@@ -250,14 +251,15 @@ catalog_has_indexes(void)
 void
 catalog_follow_owners(void)
 {
-	(void) run("UPDATE flusso.index i SET owner = c.relowner::pg_catalog.regrole, "
+	if (run("UPDATE flusso.index i SET owner = c.relowner::pg_catalog.regrole, "
 			   "updated_at = pg_catalog.now() "
 			   "FROM pg_catalog.pg_class c "
 			   "WHERE c.relnamespace OPERATOR(pg_catalog.=) 'flusso_docs'::pg_catalog.regnamespace "
 			   "AND c.relname OPERATOR(pg_catalog.=) i.name "
 			   "AND c.relkind OPERATOR(pg_catalog.=) 'r' "
 			   "AND c.relowner OPERATOR(pg_catalog.<>) i.owner::pg_catalog.oid",
-			   SPI_OK_UPDATE, false, 0, NULL, NULL);
+			   SPI_OK_UPDATE, false, 0, NULL, NULL) > 0)
+		request_catalog_look_at_commit();	/* the shipper builds as the owner */
 }
 
 /*
@@ -269,14 +271,19 @@ catalog_follow_owners(void)
 bool
 catalog_forget_dropped(const char *name)
 {
-	return run("WITH gone AS (DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
-			   "AND pg_catalog.to_regclass(pg_catalog.quote_ident('flusso_docs') "
-			   "OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident($1)) IS NULL "
-			   "RETURNING name), "
-			   "s AS (DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)), "
-			   "d AS (DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)) "
-			   "SELECT name FROM gone",
-			   SPI_OK_SELECT, false, 0, name, NULL) > 0;
+	bool		forgotten;
+
+	forgotten = run("WITH gone AS (DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
+					"AND pg_catalog.to_regclass(pg_catalog.quote_ident('flusso_docs') "
+					"OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident($1)) IS NULL "
+					"RETURNING name), "
+					"s AS (DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)), "
+					"d AS (DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)) "
+					"SELECT name FROM gone",
+					SPI_OK_SELECT, false, 0, name, NULL) > 0;
+	if (forgotten)
+		request_catalog_look_at_commit();
+	return forgotten;
 }
 
 /*

@@ -1,0 +1,85 @@
+/*-------------------------------------------------------------------------
+ *
+ * ship_watch.c
+ *	  Tells the shipper when what it keeps of the catalog (ship_catalog.c)
+ *	  may have changed.
+ *
+ * The count it returns grows whenever that may be so, in two ways, as the
+ * worker's does (worker/catalog_watch.c).  flusso's own tables change
+ * through flusso's SQL functions, the worker's sink verbs (a generation
+ * begun, seeded, truncated or retired, shipping resumed) and the owners
+ * it follows, and each such commit is counted in the database's shared
+ * memory (ipc/requests.c), after it is visible.  PostgreSQL's catalogs
+ * change through DDL, whose invalidation messages the callbacks here
+ * count: a relcache one for every change of a table, its columns or its
+ * privileges; and the syscaches of what the shipper reads besides: the
+ * foreign servers, their wrappers and user mappings (a server's options,
+ * its credentials, USAGE granted or revoked), roles and memberships, and
+ * the schemas, functions and types a build statement names.  More counts
+ * than changes cost one catalog read each; the shipper's own steps
+ * neither send invalidations nor need to, for it drops what it keeps
+ * itself (ship_catalog_forget()).
+ *
+ * Another backend's invalidations reach this process when it reads the
+ * shared invalidation queue: ship_watch_count() reads it, which costs the
+ * test of a flag when it is empty.  A process that fell too far behind
+ * gets a reset, which calls every callback.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/inval.h"
+#include "utils/syscache.h"
+
+#include "ipc/shared.h"
+#include "shipper/shipper.h"
+
+/* Invalidations seen by this process (callbacks may run as it exits). */
+static uint64 invalidations = 0;
+
+static void
+count_relation(Datum arg, Oid relid)
+{
+	invalidations++;
+}
+
+static void
+count_syscache(Datum arg, int cacheid, uint32 hashvalue)
+{
+	invalidations++;
+}
+
+/* Count invalidations from now on; once per process. */
+void
+ship_watch_start(void)
+{
+	static const int caches[] = {
+		FOREIGNSERVEROID, FOREIGNDATAWRAPPEROID, USERMAPPINGOID,
+		USERMAPPINGUSERSERVER, AUTHOID, AUTHMEMMEMROLE,
+		NAMESPACEOID, PROCOID, TYPEOID
+	};
+
+	CacheRegisterRelcacheCallback(count_relation, (Datum) 0);
+	for (int i = 0; i < lengthof(caches); i++)
+		CacheRegisterSyscacheCallback(caches[i], count_syscache, (Datum) 0);
+}
+
+/*
+ * A number that grows whenever what the shipper keeps may have changed:
+ * the invalidations received so far, and the changes of flusso's tables
+ * committed in entry's database.
+ */
+uint64
+ship_watch_count(DatabaseEntry *entry)
+{
+	uint64		changes;
+
+	AcceptInvalidationMessages();
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	changes = entry->catalog_changes;
+	LWLockRelease(flusso_shared->lock);
+	return invalidations + changes;
+}
