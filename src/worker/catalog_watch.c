@@ -5,9 +5,10 @@
  *	  changed, so that an idle worker reads it only then, not on a timer.
  *
  * What the worker waits for changes in two ways.  flusso's own tables
- * (flusso.index, flusso.sink) change only through flusso's SQL functions,
- * which count the change in the database's shared memory and set the
- * worker's latch when they commit (ipc/requests.c).  PostgreSQL's
+ * (flusso.index, flusso.sink, the generations) change through flusso's SQL
+ * functions and flusso's own processes, which count the change in the
+ * database's shared memory and set the worker's latch when they commit
+ * (ipc/requests.c).  PostgreSQL's
  * catalogs (a publication that comes to cover a table, a table or column
  * that is back, a privilege granted, a documents table dropped or given
  * to another owner) change through DDL, which sends invalidation messages
