@@ -76,7 +76,7 @@ commit_replayed(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	CaptureStream *stream = ctx->output_writer_private;
 
 	stream->plugin_commit(ctx, txn, commit_lsn);
-	xact_note_decoding();
+	xact_note_decoding(ctx->reader->EndRecPtr);
 }
 
 /* Is the named slot there, and was it invalidated? */

