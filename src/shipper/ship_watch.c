@@ -10,8 +10,8 @@
  * begun, seeded, truncated or retired, shipping resumed) and the owners
  * it follows, and each such commit is counted in the database's shared
  * memory (ipc/requests.c), after it is visible.  PostgreSQL's catalogs
- * change through DDL, whose invalidation messages the callbacks here
- * count: a relcache one for every change of a table, its columns or its
+ * change through DDL, whose invalidation messages ipc/catalog_changes.c
+ * counts: a relcache one for every change of a table, its columns or its
  * privileges; and the syscaches of what the shipper reads besides: the
  * foreign servers, their wrappers and user mappings (a server's options,
  * its credentials, USAGE granted or revoked), roles and memberships, and
@@ -22,8 +22,7 @@
  *
  * Another backend's invalidations reach this process when it reads the
  * shared invalidation queue: ship_watch_count() reads it, which costs the
- * test of a flag when it is empty.  A process that fell too far behind
- * gets a reset, which calls every callback.
+ * test of a flag when it is empty.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -31,26 +30,10 @@
  */
 #include "postgres.h"
 
-#include "utils/inval.h"
 #include "utils/syscache.h"
 
-#include "ipc/shared.h"
+#include "ipc/catalog_changes.h"
 #include "shipper/shipper.h"
-
-/* Invalidations seen by this process (callbacks may run as it exits). */
-static uint64 invalidations = 0;
-
-static void
-count_relation(Datum arg, Oid relid)
-{
-	invalidations++;
-}
-
-static void
-count_syscache(Datum arg, int cacheid, uint32 hashvalue)
-{
-	invalidations++;
-}
 
 /* Count invalidations from now on; once per process. */
 void
@@ -62,9 +45,7 @@ ship_watch_start(void)
 		NAMESPACEOID, PROCOID, TYPEOID
 	};
 
-	CacheRegisterRelcacheCallback(count_relation, (Datum) 0);
-	for (int i = 0; i < lengthof(caches); i++)
-		CacheRegisterSyscacheCallback(caches[i], count_syscache, (Datum) 0);
+	catalog_changes_watch(caches, lengthof(caches));
 }
 
 /*
@@ -75,11 +56,5 @@ ship_watch_start(void)
 uint64
 ship_watch_count(DatabaseEntry *entry)
 {
-	uint64		changes;
-
-	AcceptInvalidationMessages();
-	LWLockAcquire(flusso_shared->lock, LW_SHARED);
-	changes = entry->catalog_changes;
-	LWLockRelease(flusso_shared->lock);
-	return invalidations + changes;
+	return catalog_changes_count(entry);
 }

@@ -12,8 +12,8 @@
  * catalogs (a publication that comes to cover a table, a table or column
  * that is back, a privilege granted, a documents table dropped or given
  * to another owner) change through DDL, which sends invalidation messages
- * when it commits, after the change is visible; the callbacks registered
- * here count them.  A relcache invalidation comes with every change of a
+ * when it commits, after the change is visible; ipc/catalog_changes.c
+ * counts them.  A relcache invalidation comes with every change of a
  * table, of its columns or privileges, and of a publication's tables; the
  * syscaches cover what does not send one: publications, schemas, role
  * memberships, functions and types.  More counts than changes cost only
@@ -35,10 +35,10 @@
  */
 #include "postgres.h"
 
-#include "utils/inval.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "ipc/catalog_changes.h"
 #include "worker/catalog_watch.h"
 
 /*
@@ -47,24 +47,6 @@
  * costs no more than reading it every second did.
  */
 #define CATALOG_LOOK_MIN_MS 1000
-
-/*
- * Invalidations seen by this process.  A file variable, not worker state:
- * callbacks can run as the process exits, after the worker's frame is gone.
- */
-static uint64 invalidations = 0;
-
-static void
-count_relation(Datum arg, Oid relid)
-{
-	invalidations++;
-}
-
-static void
-count_syscache(Datum arg, int cacheid, uint32 hashvalue)
-{
-	invalidations++;
-}
 
 /* Count invalidations from now on; once per process. */
 void
@@ -75,33 +57,14 @@ catalog_watch_start(void)
 		NAMESPACEOID, AUTHMEMMEMROLE, PROCOID, TYPEOID
 	};
 
-	CacheRegisterRelcacheCallback(count_relation, (Datum) 0);
-	for (int i = 0; i < lengthof(caches); i++)
-		CacheRegisterSyscacheCallback(caches[i], count_syscache, (Datum) 0);
-}
-
-/*
- * A number that grows whenever the catalog the worker reads may have
- * changed: the invalidations received so far, and the changes flusso's
- * SQL functions made in entry's database.
- */
-static uint64
-changes(DatabaseEntry *entry)
-{
-	uint64		requested;
-
-	AcceptInvalidationMessages();
-	LWLockAcquire(flusso_shared->lock, LW_SHARED);
-	requested = entry->catalog_changes;
-	LWLockRelease(flusso_shared->lock);
-	return invalidations + requested;
+	catalog_changes_watch(caches, lengthof(caches));
 }
 
 /* The catalog is being read now: changes counted so far are seen. */
 void
 catalog_watch_reset(CatalogWatch *watch, DatabaseEntry *entry)
 {
-	watch->seen = changes(entry);
+	watch->seen = catalog_changes_count(entry);
 	watch->seen_at = GetCurrentTimestamp();
 }
 
@@ -112,7 +75,7 @@ catalog_watch_reset(CatalogWatch *watch, DatabaseEntry *entry)
 bool
 catalog_watch_due(CatalogWatch *watch, DatabaseEntry *entry)
 {
-	uint64		now_seen = changes(entry);
+	uint64		now_seen = catalog_changes_count(entry);
 	TimestampTz now;
 
 	if (now_seen == watch->seen)
