@@ -243,6 +243,14 @@ sub answered
 	return $counts->{$mode} // 0;
 }
 
+# The proxy's stats: requests, by_mode, bulks_max_in_flight, id_overlaps.
+sub stats
+{
+	my ($self) = @_;
+	my $stats = `curl -s http://127.0.0.1:$self->{port}/__proxy/stats`;
+	return eval { decode_json($stats) } || {};
+}
+
 sub stop
 {
 	my ($self) = @_;

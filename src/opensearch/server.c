@@ -10,12 +10,14 @@
  * it), index_prefix, tls_verify, ca_file, client_cert, client_key,
  * aws_region and aws_service (SigV4 signing, for Amazon OpenSearch
  * Service), connect_timeout and request_timeout (seconds),
- * bulk_max_documents and bulk_max_bytes.  Options of a user mapping: user
- * and password (basic authentication), or aws_access_key_id,
- * aws_secret_access_key and aws_session_token.  The wrapper itself has
- * none.  Options that name a file the server reads (ca_file, client_cert,
- * client_key) are a superuser's, or pg_read_server_files's, to set.  No
- * value may hold a control character, and a prefix ends with '-' or '.'.
+ * bulk_max_documents, bulk_max_bytes and bulks_in_flight (how many _bulk
+ * requests of one index may be in flight at once).  Options of a user
+ * mapping: user and password (basic authentication), or
+ * aws_access_key_id, aws_secret_access_key and aws_session_token.  The
+ * wrapper itself has none.  Options that name a file the server reads
+ * (ca_file, client_cert, client_key) are a superuser's, or
+ * pg_read_server_files's, to set.  No value may hold a control character,
+ * and a prefix ends with '-' or '.'.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -77,6 +79,7 @@ static const OptionSpec options[] = {
 	{"request_timeout", ForeignServerRelationId, OPTION_INT, 1, 86400},
 	{"bulk_max_documents", ForeignServerRelationId, OPTION_INT, 1, 100000},
 	{"bulk_max_bytes", ForeignServerRelationId, OPTION_INT, 1024, 1024 * 1024 * 1024},
+	{"bulks_in_flight", ForeignServerRelationId, OPTION_INT, 1, 16},
 	{"user", UserMappingRelationId, OPTION_TEXT},
 	{"password", UserMappingRelationId, OPTION_TEXT},
 	{"aws_access_key_id", UserMappingRelationId, OPTION_TEXT},
@@ -429,6 +432,7 @@ os_server_load(const char *server_name, Oid role, bool missing_ok)
 	server->request_timeout = atoi(option(fs->options, "request_timeout", "60"));
 	server->bulk_max_documents = atoi(option(fs->options, "bulk_max_documents", "1000"));
 	server->bulk_max_bytes = atoi(option(fs->options, "bulk_max_bytes", "5242880"));
+	server->bulks_in_flight = atoi(option(fs->options, "bulks_in_flight", "2"));
 
 	mapping = mapping_options(role, fs->serverid, &server->has_mapping);
 	server->user = option(mapping, "user", NULL);

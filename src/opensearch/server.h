@@ -31,6 +31,7 @@ typedef struct OpenSearchServer
 	int			request_timeout;	/* seconds */
 	int			bulk_max_documents;
 	int			bulk_max_bytes;
+	int			bulks_in_flight;	/* per index, at once */
 
 	/* from the user mapping of role, or PUBLIC's, if there is one */
 	bool		has_mapping;

@@ -1,32 +1,31 @@
 /*-------------------------------------------------------------------------
  *
  * ship.c
- *	  The _bulk requests of one index's turn: the oldest queued documents,
- *	  built from the current rows as the index's owner, sent to every
- *	  generation that takes them, and what became of each recorded; the
- *	  next bulk is read and built while the one before is in flight.
+ *	  One _bulk request of an index: the oldest queued documents not yet
+ *	  in flight, built from the current rows as the index's owner, composed
+ *	  for every generation that takes them; and, once it ended, what became
+ *	  of each recorded.  How many are in flight at once, and in what order
+ *	  they go, is ship_flight.c's.
  *
- * Rows are read in version order, at most as many as the cap allows (the
- * server's bulk_max_documents items, halved by a 413, doubled back by
- * every bulk that goes through) and as fit in bulk_max_bytes (a document
- * larger than that goes alone).  A document that builds goes as an index
- * item, one that builds nothing as a delete, each with the row's version.
- * The request is sent outside any transaction, so a slow cluster holds no
- * snapshot.  A 413 is a failure like any other (the index backs off),
- * unless the bulk held one document larger than bulk_max_bytes: that one
- * is rejected as too large, for good.
+ * Rows are read in version order, after the last row the turn sent, at
+ * most as many as the cap allows (the server's bulk_max_documents items,
+ * halved by a 413, doubled back by every bulk that goes through) and as
+ * fit in bulk_max_bytes (a document larger than that goes alone).  A row
+ * whose id is in a bulk still in flight ends the read before it: it goes
+ * in a later bulk, once that one ended.  A document that builds goes as
+ * an index item, one that builds nothing as a delete, each with the row's
+ * version.  The request is sent outside any transaction, so a slow
+ * cluster holds no snapshot.  A 413 is a failure like any other (the
+ * index backs off), unless the bulk held one document larger than
+ * bulk_max_bytes: that one is rejected as too large, for good.
  *
  * A row leaves the outbox only if it was not queued again meanwhile (its
  * seq is unchanged) and the worker is not queueing it again right now (it
  * holds no lock on it: the shipper never waits for the worker, see
  * ship_record.c), once every item of it is done; an item refused for good
  * puts the row in flusso.rejected instead, and with on_error 'stop' stops
- * the index's shipping.  A row with an item to try again stays, and
- * the index backs off.  Rows of one id are thus shipped strictly in
- * order: a bulk is sent only once the one before it ended, and a row
- * queued again while its bulk is in flight sorts after it, into a later
- * bulk, so an older version of a document can never follow a newer one (which
- * is why flusso needs no index.gc_deletes of its own).
+ * the index's shipping.  A row with an item to try again stays, and the
+ * index backs off.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -34,9 +33,9 @@
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "utils/memutils.h"
-#include "utils/timestamp.h"
 
 #include "util/attempt.h"
 #include "util/xact.h"
@@ -50,9 +49,9 @@
 
 
 /*
- * The oldest queued rows of the index in version order, or those after
- * b->after: the rows of the bulk in flight stay in the outbox until it
- * ends, and are not read twice.
+ * The oldest queued rows of the index in version order after the turn's
+ * cursor (the rows of the bulks in flight stay in the outbox until they
+ * end, and are not read twice), up to the first whose id is in flight.
  */
 static void
 read_rows(BulkBatch *b)
@@ -60,22 +59,28 @@ read_rows(BulkBatch *b)
 	OutboxRow	after;
 	OutboxRow  *rows;
 	MemoryContext old;
+	int			n;
 
-	if (b->after)
-	{
-		after.version = b->after->version;
-		after.seq = b->after->seq;
-	}
-	b->nrows = outbox_take(b->x->name, b->limit, b->after ? &after : NULL, b->context, &rows);
+	after.version = b->after->version;
+	after.seq = b->after->seq;
+	n = outbox_take(b->x->name, b->limit, b->after->set ? &after : NULL, b->context, &rows);
 	old = MemoryContextSwitchTo(b->context);
-	b->rows = palloc0(sizeof(QueuedRow) * Max(b->nrows, 1));
-	for (int i = 0; i < b->nrows; i++)
+	b->rows = palloc0(sizeof(QueuedRow) * Max(n, 1));
+	for (b->nrows = 0; b->nrows < n; b->nrows++)
 	{
-		b->rows[i].id = rows[i].id;
-		b->rows[i].version = rows[i].version;
-		b->rows[i].seed_only = rows[i].seed_only;
-		b->rows[i].seq = rows[i].seq;
-		b->rows[i].first_item = -1;
+		QueuedRow  *r = &b->rows[b->nrows];
+
+		r->id = rows[b->nrows].id;
+		r->id_hash = hash_bytes((const unsigned char *) r->id, strlen(r->id));
+		if (ship_id_busy(b->busy, r->id_hash))
+		{
+			b->blocked = b->nrows == 0;
+			break;
+		}
+		r->version = rows[b->nrows].version;
+		r->seed_only = rows[b->nrows].seed_only;
+		r->seq = rows[b->nrows].seq;
+		r->first_item = -1;
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -276,15 +281,16 @@ prepare(BulkBatch *b, char **failure)
 }
 
 /*
- * Read, build and compose a bulk: the oldest queued rows of x, or with
- * previous (in flight), those after the last row it sends.  NULL when
- * there is nothing to send; *worked is set when rows were read (rows that
- * no generation takes any more are forgotten here), *failure when the
+ * Read, build and compose a bulk: the oldest queued rows of x after
+ * *cursor, which is moved past the last row the bulk sends, none of them
+ * in busy.  NULL when there is nothing to send: *blocked is set when the
+ * next row is in flight, *worked when rows were read (rows that no
+ * generation takes any more are forgotten here), *failure when the
  * documents could not be built.
  */
-static BulkBatch *
-bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *previous,
-			 bool *worked, char **failure)
+BulkBatch *
+bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
+			 HTAB *busy, bool *worked, bool *blocked, char **failure)
 {
 	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso bulk",
 												  ALLOCSET_DEFAULT_SIZES);
@@ -294,20 +300,16 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 	b->x = x;
 	b->context = context;
 	b->limit = Max(1, rt->items_cap / generations);
-	if (previous != NULL)
-	{
-		for (int i = 0; i < previous->nrows; i++)
-			if (previous->rows[i].first_item >= 0)
-				b->after = &previous->rows[i];
-	}
+	b->after = cursor;
+	b->busy = busy;
 	if (!prepare(b, failure))
 	{
 		/* a pass follows at once */
 		*worked |= b->stale;
+		*blocked = b->blocked;
 		MemoryContextDelete(context);
 		return NULL;
 	}
-	b->after = NULL;			/* previous goes before this batch does */
 	*worked = true;
 	old = MemoryContextSwitchTo(context);
 	initStringInfo(&b->body);
@@ -326,6 +328,14 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, const BulkBatch *pr
 		ship_record_batch(b, &out);
 		MemoryContextDelete(context);
 		return NULL;
+	}
+	for (int i = 0; i < b->nrows; i++)
+	{
+		if (b->rows[i].first_item < 0)
+			break;
+		cursor->set = true;
+		cursor->version = b->rows[i].version;
+		cursor->seq = b->rows[i].seq;
 	}
 	return b;
 }
@@ -375,7 +385,7 @@ too_large(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
  * aside for good without stopping the index).  A bulk that failed as a
  * whole fails the step (*status).
  */
-static bool
+bool
 bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 {
 	ShipIndex  *x = b->x;
@@ -410,7 +420,7 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
  * Record what bulk_judge() found, say it in the index's status, and
  * whether the bulk went through or failed in *status.
  */
-static void
+void
 bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 {
 	ShipIndex  *x = b->x;
@@ -448,82 +458,11 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 }
 
 /* Wait for a bulk in flight; its response lives in the bulk's context. */
-static void
+void
 bulk_wait(BulkBatch *b)
 {
 	MemoryContext old = MemoryContextSwitchTo(b->context);
 
 	http_finish(b->req);
 	MemoryContextSwitchTo(old);
-}
-
-/*
- * Ship the oldest queued documents of x, one _bulk after the other for up
- * to SHIP_TURN_MS: true when a bulk was sent (or tried), false when there
- * was nothing to send.  Whether a bulk went through, and what failed, is
- * said in *status, for the loop to record.
- *
- * While a bulk is in flight the next one is read and built, and while the
- * next is in flight the one before is recorded, so that OpenSearch
- * indexing and PostgreSQL working overlap.  The next is sent only once
- * the one before ended, and only if that one went through; else it is
- * dropped and its rows stay queued.  One id's rows are therefore still
- * shipped strictly in order: a row queued again while its bulk was in
- * flight has a later position, and goes in a later bulk.
- */
-bool
-ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
-{
-	BulkBatch  *current;
-	int			generations = 0;
-	bool		worked = false;
-	char	   *failure = NULL;
-	TimestampTz turn_end;
-	ListCell   *lc;
-
-	foreach(lc, x->generations)
-	{
-		ShipGeneration *g = lfirst(lc);
-
-		if (ship_generation_active(g))
-			generations++;
-	}
-	if (generations == 0 || x->server == NULL)
-		return false;
-	if (rt->items_cap <= 0 || rt->items_cap > x->server->bulk_max_documents)
-		rt->items_cap = x->server->bulk_max_documents;
-	current = bulk_prepare(x, rt, generations, NULL, &worked, &failure);
-	if (failure != NULL)
-		ship_status_failed(status, failure, -1);
-	if (current == NULL)
-		return worked;
-
-	turn_end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_TURN_MS);
-	http_start(current->req);
-	for (;;)
-	{
-		BulkBatch  *next = NULL;
-		Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
-		bool		carry_on;
-
-		if (GetCurrentTimestamp() < turn_end)
-			next = bulk_prepare(x, rt, generations, current, &worked, &failure);
-		bulk_wait(current);
-		carry_on = bulk_judge(current, rt, &out, status) && next != NULL;
-		if (carry_on)
-			http_start(next->req);
-		bulk_record(current, rt, &out, status);
-		MemoryContextDelete(current->context);
-		/* a build that failed backs off after the bulk before it went through */
-		if (failure != NULL)
-			ship_status_failed(status, failure, -1);
-		if (!carry_on)
-		{
-			if (next != NULL)
-				MemoryContextDelete(next->context);
-			break;
-		}
-		current = next;
-	}
-	return true;
 }

@@ -13,6 +13,7 @@
 
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "utils/hsearch.h"
 
 #include "opensearch/bulk.h"
 #include "opensearch/http.h"
@@ -25,18 +26,29 @@ typedef struct QueuedRow
 	int64		version;
 	bool		seed_only;
 	int64		seq;
+	uint32		id_hash;		/* hash_bytes() of id: see ship_flight.c */
 	char	   *doc;			/* built now; NULL: builds nothing (delete) */
 	int			first_item;		/* its items in the bulk, -1: not sent */
 	int			nitems;
 	int			largest_item;	/* bytes of its largest item */
 } QueuedRow;
 
+/* Where the next bulk of a turn reads from: after the last row sent. */
+typedef struct ShipCursor
+{
+	bool		set;			/* false: from the oldest row */
+	int64		version;
+	int64		seq;
+} ShipCursor;
+
 typedef struct BulkBatch
 {
 	ShipIndex  *x;
 	List	   *targets;		/* ShipGeneration that take documents */
 	int			limit;			/* rows to read */
-	const QueuedRow *after;		/* read rows after this one, or NULL */
+	const ShipCursor *after;	/* read rows after this */
+	HTAB	   *busy;			/* id hashes of the rows in flight */
+	bool		blocked;		/* the first row read was in flight */
 	QueuedRow  *rows;
 	int			nrows;
 	StringInfoData body;		/* the NDJSON of the rows sent */
@@ -57,6 +69,17 @@ typedef struct Outcome
 	const char *retry_type;		/* the error type of the first, or NULL */
 	bool		answered;		/* the items' results were read */
 } Outcome;
+
+/* ship.c */
+extern BulkBatch *bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations,
+							   ShipCursor *cursor, HTAB *busy,
+							   bool *worked, bool *blocked, char **failure);
+extern void bulk_wait(BulkBatch *b);
+extern bool bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
+extern void bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
+
+/* ship_flight.c */
+extern bool ship_id_busy(HTAB *busy, uint32 id_hash);
 
 /* ship_record.c */
 extern void ship_record_batch(BulkBatch *b, Outcome *out);

@@ -28,8 +28,12 @@ before each request and polled every 100 ms (missing or empty: pass):
   nomapping     answer 503 to every request for an index's _mapping
 
 Writing the file counts as entering its mode afresh (content or mtime change),
-which resets the item429 counter and ends hung requests.  GET /__proxy/stats
-answers {"requests": N, "by_mode": {...}} (stats requests are not counted).
+which resets the item429 counter and the _bulk counters below, and ends hung
+requests.  GET /__proxy/stats answers {"requests": N, "by_mode": {...},
+"bulks_max_in_flight": N, "id_overlaps": N} (stats requests are not counted):
+the most _bulk requests in flight at once since the mode was entered, and how
+many items of a _bulk named an index and id that a _bulk still in flight named
+too (flusso must never send one document's versions concurrently).
 Each request gets one line in the --log file: time, connection number, mode,
 method, path and outcome (a status, or reset/hang/refused/closed).
 """
@@ -55,6 +59,8 @@ class Control:
         self.path, self.key, self.mode, self.arg = path, None, "pass", None
         self.changed = asyncio.Event()   # set (and replaced) on every change
         self.bulks = 0                   # _bulk requests since item429 was entered
+        self.bulks_max = 0               # most _bulk requests in flight at once
+        self.overlaps = 0                # items whose document was in flight already
 
     def poll(self):
         try:
@@ -63,7 +69,7 @@ class Control:
         except FileNotFoundError:
             text, mtime = "", None
         if (text, mtime) != self.key:
-            self.key, self.bulks = (text, mtime), 0
+            self.key, self.bulks, self.bulks_max, self.overlaps = (text, mtime), 0, 0, 0
             words = text.split() or ["pass"]
             self.mode, self.arg = words[0], DEFAULTS.get(words[0])
             if len(words) > 1:
@@ -136,6 +142,7 @@ class Proxy:
         self.up_host, self.up_port, self.up_netloc = up.hostname, up.port or 80, up.netloc
         self.log = open(args.log, "a", buffering=1) if args.log else None
         self.clients, self.total, self.by_mode, self.conns = set(), 0, {}, 0
+        self.bulks_now, self.flying = 0, {}   # _bulk requests in flight, their documents
 
     def note(self, req, outcome):
         if self.log:
@@ -194,12 +201,38 @@ class Proxy:
         mode, arg, changed = self.ctl.poll(), self.ctl.arg, self.ctl.changed
         req.mode = " ".join(self.ctl.key[0].split()) or "pass"
         if req.method == "GET" and req.path == "/__proxy/stats" and mode != "refuse":
-            body = json.dumps({"requests": self.total, "by_mode": self.by_mode}).encode()
+            body = json.dumps({"requests": self.total, "by_mode": self.by_mode,
+                               "bulks_max_in_flight": self.ctl.bulks_max,
+                               "id_overlaps": self.ctl.overlaps}).encode()
             writer.write(render(200, [("Content-Type", "application/json")], body, req.close))
             self.note(req, 200)
             return not req.close
         self.total += 1
         self.by_mode[mode] = self.by_mode.get(mode, 0) + 1
+        req.docs = None
+        if req.method == "POST" and req.path.endswith("/_bulk"):
+            req.docs = bulk_documents(req.body)
+            self.bulks_now += 1
+            self.ctl.bulks_max = max(self.ctl.bulks_max, self.bulks_now)
+            for doc in req.docs:
+                self.ctl.overlaps += self.flying.get(doc, 0) > 0
+            for doc in req.docs:
+                self.flying[doc] = self.flying.get(doc, 0) + 1
+        try:
+            return await self.answer(req, reader, writer, mode, arg, changed)
+        finally:
+            self.landed(req)
+
+    def landed(self, req):
+        """A _bulk is no longer in flight: answered, or ended otherwise."""
+        if req.docs is not None:
+            self.bulks_now -= 1
+            for doc in req.docs:
+                self.flying[doc] -= 1
+            req.docs = None
+
+    async def answer(self, req, reader, writer, mode, arg, changed):
+        """serve()'s answer in mode."""
         if mode == "refuse":
             self.note(req, "refused")
             return False
@@ -254,6 +287,7 @@ class Proxy:
             writer.transport.abort()
             self.note(req, "reset")
             return False
+        self.landed(req)                 # before the client can read the answer
         writer.write(data)
         await writer.drain()
         self.note(req, f"{status}{outcome}")
@@ -283,6 +317,21 @@ class Proxy:
 
 
 HUGE = {}
+
+
+def bulk_documents(body):
+    """The (index, id) of every item of a _bulk body, in order."""
+    docs = []
+    for line in body.split(b"\n"):
+        try:
+            action = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(action, dict) and len(action) == 1:
+            meta = next(iter(action.values()))
+            if isinstance(meta, dict) and "_id" in meta:
+                docs.append((meta.get("_index"), meta["_id"]))
+    return docs
 
 
 def bulk_answer(mode, arg):

@@ -1,0 +1,204 @@
+/*-------------------------------------------------------------------------
+ *
+ * ship_flight.c
+ *	  An index's turn of _bulk requests: up to the server's
+ *	  bulks_in_flight at once, the next one read and built while they
+ *	  are, each recorded as it ends, oldest first.
+ *
+ * Several bulks in flight let OpenSearch index one while it receives
+ * another and the shipper builds a third: a node spreads the items of
+ * concurrent bulks over its write threads, and a single bulk's round
+ * trip otherwise leaves them idle while the next is built.
+ *
+ * Order per document holds because no id is ever in two bulks in flight:
+ * the turn keeps the hashes of the ids of every bulk sent or built and
+ * not yet recorded, and a read stops before a row whose id is among them
+ * (a row queued again while its bulk is in flight sorts after the turn's
+ * cursor, so it is read again, and goes once that bulk ended).  Two ids
+ * with one hash wait for each other, which is only slower.  So an older
+ * version of a document never follows a newer one, and flusso needs no
+ * index.gc_deletes of its own; external versions remain the backstop.
+ *
+ * A bulk that failed, or a build that failed, ends the turn: nothing more
+ * is sent, the bulks still in flight are waited for and recorded (what
+ * they did is done), the one built and not sent is dropped (its rows stay
+ * queued), and the index backs off.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "shipper/ship_batch.h"
+#include "shipper/shipper.h"
+
+/* An id hash of a bulk in flight, and how many rows in flight have it. */
+typedef struct BusyId
+{
+	uint32		id_hash;		/* hash key */
+	int			rows;
+} BusyId;
+
+/* A turn of one index. */
+typedef struct Flight
+{
+	ShipIndex  *x;
+	ShipRuntime *rt;
+	int			generations;	/* active ones: a row's items */
+	int			most;			/* bulks in flight at once */
+	ShipCursor	cursor;			/* after the last row sent */
+	HTAB	   *busy;			/* BusyId of every bulk in flying or ready */
+	List	   *flying;			/* BulkBatch, oldest first */
+	BulkBatch  *ready;			/* built, not sent yet */
+	bool		drained;		/* nothing to send, until a bulk lands */
+	bool		stopping;		/* a bulk or a build failed */
+	bool		worked;
+	TimestampTz end;
+} Flight;
+
+bool
+ship_id_busy(HTAB *busy, uint32 id_hash)
+{
+	return hash_search(busy, &id_hash, HASH_FIND, NULL) != NULL;
+}
+
+/* Count the rows b sends in f->busy, or (add false) no longer. */
+static void
+mark_busy(Flight *f, BulkBatch *b, bool add)
+{
+	for (int i = 0; i < b->nrows; i++)
+	{
+		QueuedRow  *r = &b->rows[i];
+		BusyId	   *entry;
+		bool		found;
+
+		if (r->first_item < 0)
+			continue;
+		entry = hash_search(f->busy, &r->id_hash, add ? HASH_ENTER : HASH_FIND, &found);
+		if (add)
+			entry->rows = found ? entry->rows + 1 : 1;
+		else if (entry != NULL && --entry->rows == 0)
+			hash_search(f->busy, &r->id_hash, HASH_REMOVE, NULL);
+	}
+}
+
+/* A bulk recorded, or dropped unsent: its ids are free, its memory gone. */
+static void
+release(Flight *f, BulkBatch *b)
+{
+	mark_busy(f, b, false);
+	MemoryContextDelete(b->context);
+}
+
+/*
+ * Build the next bulk into f->ready, unless the turn is over.  When there
+ * is nothing to send, or the next row waits for a bulk in flight, the
+ * queue is read again once a bulk landed: rows queued meanwhile go while
+ * the others are in flight, and the turn ends when none is.
+ */
+static void
+prepare_next(Flight *f, ShipStatus *status)
+{
+	bool		blocked = false;
+	char	   *failure = NULL;
+
+	if (f->ready != NULL || f->drained || f->stopping || GetCurrentTimestamp() >= f->end)
+		return;
+	f->ready = bulk_prepare(f->x, f->rt, f->generations, &f->cursor, f->busy,
+							&f->worked, &blocked, &failure);
+	if (f->ready != NULL)
+		mark_busy(f, f->ready, true);
+	else if (failure != NULL)
+	{
+		ship_status_failed(status, failure, -1);
+		f->stopping = true;
+	}
+	else if (!blocked)
+		f->drained = true;
+}
+
+/* Send what is built while there is room, building the next meanwhile. */
+static void
+send_ready(Flight *f, ShipStatus *status)
+{
+	while (f->ready != NULL && !f->stopping && list_length(f->flying) < f->most)
+	{
+		http_start(f->ready->req);
+		f->flying = lappend(f->flying, f->ready);
+		f->ready = NULL;
+		prepare_next(f, status);
+	}
+}
+
+/* Wait for the oldest bulk in flight, and record what became of it. */
+static void
+land_oldest(Flight *f, ShipStatus *status)
+{
+	BulkBatch  *b = linitial(f->flying);
+	Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
+
+	f->flying = list_delete_first(f->flying);
+	bulk_wait(b);
+	if (!bulk_judge(b, f->rt, &out, status))
+		f->stopping = true;
+	bulk_record(b, f->rt, &out, status);
+	release(f, b);
+}
+
+/*
+ * Ship the oldest queued documents of x, bulk after bulk for up to
+ * SHIP_TURN_MS: true when a bulk was sent (or tried), or rows were read,
+ * false when there was nothing to send.  Whether a bulk went through, and
+ * what failed, is said in *status, for the loop to record.
+ */
+bool
+ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
+{
+	Flight		f = {0};
+	HASHCTL		ctl;
+	ListCell   *lc;
+
+	foreach(lc, x->generations)
+	{
+		ShipGeneration *g = lfirst(lc);
+
+		if (ship_generation_active(g))
+			f.generations++;
+	}
+	if (f.generations == 0 || x->server == NULL)
+		return false;
+	if (rt->items_cap <= 0 || rt->items_cap > x->server->bulk_max_documents)
+		rt->items_cap = x->server->bulk_max_documents;
+
+	f.x = x;
+	f.rt = rt;
+	f.most = x->server->bulks_in_flight;
+	f.end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_TURN_MS);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(BusyId);
+	ctl.hcxt = CurrentMemoryContext;
+	f.busy = hash_create("flusso ids in flight", 1024, &ctl,
+						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	prepare_next(&f, status);
+	for (;;)
+	{
+		send_ready(&f, status);
+		if (f.flying == NIL)
+			break;
+		land_oldest(&f, status);
+		if (f.stopping && f.ready != NULL)
+		{
+			release(&f, f.ready);
+			f.ready = NULL;
+		}
+		f.drained = false;
+		prepare_next(&f, status);
+	}
+	hash_destroy(f.busy);
+	return f.worked;
+}
