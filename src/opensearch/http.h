@@ -38,6 +38,7 @@ typedef struct HttpRequest
 	bool		ndjson;			/* body is NDJSON (a _bulk), else JSON */
 	size_t		response_limit; /* a longer response aborts the request */
 	void	   *owner;			/* the caller's, untouched */
+	MemoryContext context;		/* where it was made: its response goes there */
 
 	/* the outcome, once done */
 	bool		done;

@@ -461,8 +461,5 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 void
 bulk_wait(BulkBatch *b)
 {
-	MemoryContext old = MemoryContextSwitchTo(b->context);
-
 	http_finish(b->req);
-	MemoryContextSwitchTo(old);
 }

@@ -168,14 +168,13 @@ outbox_forget_shipped(const char *index, Datum ids, Datum seqs)
 	int			level = index_paths_begin();
 
 	SPI_connect();
-	if (SPI_execute_with_args("WITH locked AS (SELECT o.id, o.seq FROM flusso.outbox o, "
+	/* the rows locked are deleted where they are, by their ctids */
+	if (SPI_execute_with_args("DELETE FROM flusso.outbox WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+							  "SELECT o.ctid FROM flusso.outbox o, "
 							  "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
 							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
 							  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq "
-							  "FOR UPDATE OF o SKIP LOCKED) "
-							  "DELETE FROM flusso.outbox o USING locked l "
-							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND o.id OPERATOR(pg_catalog.=) l.id AND o.seq OPERATOR(pg_catalog.=) l.seq",
+							  "FOR UPDATE OF o SKIP LOCKED))",
 							  3, types, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete shipped rows from flusso.outbox");
 	forgotten = SPI_processed;

@@ -15,7 +15,8 @@
 #    tables, then the same load as live.sh; the time until the worker has
 #    confirmed past the load, and until the outbox is drained.
 #
-# The node listens on 127.0.0.1:$BENCH_OPENSEARCH_PORT (default 9298).
+# The node listens on 127.0.0.1:$BENCH_OPENSEARCH_PORT (default 9298);
+# BENCH_LIVE=0 runs the seed alone.
 #
 set -euo pipefail
 source "$(dirname "$0")/cluster.sh"
@@ -69,21 +70,30 @@ reference_end=$(date +%s.%N)
 reference_count=$(curl -sf "$os/reference/_count" | sed 's/.*"count":\([0-9]*\).*/\1/')
 
 # flusso: the OpenSearch sink alone, seeded
+worker_ticks=$(process_ticks 'flusso worker')
+shipper_ticks=$(process_ticks 'flusso shipper')
+cluster_cpu_before=$(cluster_cpu)
 start=$(now)
 bench_psql -c "SELECT flusso_set_sinks('users', ARRAY['search'], '{\"replicas\": 0}')"
 wait_until "SELECT (SELECT phase = 'live' AND ship_pending = 0 FROM flusso_status())
 	AND EXISTS (SELECT FROM flusso.opensearch_generation WHERE state = 'served')
 	AND NOT EXISTS (SELECT FROM flusso.opensearch_generation WHERE state <> 'served')"
 seeded=$(now)
+worker_cpu=$(cpu_since "$worker_ticks" 'flusso worker')
+shipper_cpu=$(cpu_since "$shipper_ticks" 'flusso shipper')
+cluster_cpu=$(awk -v a="$cluster_cpu_before" -v b="$(cluster_cpu)" 'BEGIN { print b - a }')
 count=$(curl -sf "$os/bench-users/_count" | sed 's/.*"count":\([0-9]*\).*/\1/')
 problems=$(bench_psql -At -c "SELECT count(*) FROM flusso_verify('users')")
 
 awk -v s="$start" -v e="$seeded" -v rs="$reference_start" -v re="$reference_end" \
-	-v c="$count" -v rc="$reference_count" -v p="$problems" 'BEGIN {
+	-v c="$count" -v rc="$reference_count" -v p="$problems" -v wc="$worker_cpu" -v sc="$shipper_cpu" -v cc="$cluster_cpu" 'BEGIN {
 	printf "seed into OpenSearch %.2f s (%d documents); reference curl of prepared NDJSON %.2f s (%d documents)\n", e - s, c, re - rs, rc
+	printf "CPU during the seed: worker %.1f s and shipper %.1f s (%.1f ms per 1,000 documents), the whole cluster %.1f s\n", wc, sc, (wc + sc) * 1e6 / c, cc
 	printf "flusso_verify: %d documents differ from a fresh build\n", p
 	printf "ratio (seed / reference): %.2f (goal <= 1.2)\n", (e - s) / (re - rs)
 }'
+
+[ "${BENCH_LIVE:-1}" = 1 ] || exit 0
 
 # 2. live: both sinks, the load of live.sh through the live path, in a
 # second database (the users.sh functions run there with BENCH_DB=live)

@@ -3,7 +3,8 @@
 # each after 0.2 s: a seed keeps exactly that many in flight; while four
 # documents change again and again, no document is ever in two bulks in
 # flight at once (its versions go in order), and OpenSearch ends equal to
-# a fresh build; bulks_in_flight '1' sends one bulk at a time.
+# a fresh build; a seed without the delay, its bulks landing in any order,
+# fails none; bulks_in_flight '1' sends one bulk at a time.
 
 use strict;
 use warnings;
@@ -70,6 +71,22 @@ is_deeply($os->differences($node, 'library', 'books', 'fl-books', $books_ids), [
 	'hot: every document equals a fresh build');
 my (undef, $doc) = $os->request('GET', '/fl-books/_doc/103');
 is($doc->{_source}{title}, 'hot 399', 'hot: the last version of a hot book is the one served');
+
+# a seed again, the proxy passing at once: bulks land in any order, and
+# each is read from its own response
+$proxy->fault('pass');
+my $served_sql = q{SELECT concrete FROM flusso.opensearch_generation
+	WHERE index_name = 'books' AND state = 'served'};
+my $first = $node->safe_psql('library', $served_sql);
+$node->safe_psql('library', q{SELECT flusso_resnapshot('books')});
+ok($node->poll_query_until('library', "SELECT ($served_sql) <> '$first'"),
+	'again: a new generation is served');
+ok(OpenSearchNode::caught_up($node, 'library', 'books'), 'again: seeded and served');
+is($node->safe_psql('library', q{SELECT ship_error FROM flusso_status() WHERE index = 'books'}), '',
+	'again: no bulk failed');
+cmp_ok($proxy->stats->{bulks_max_in_flight}, '>=', 2, 'again: bulks were in flight together');
+is_deeply($os->differences($node, 'library', 'books', 'fl-books', $books_ids), [],
+	'again: every document equals a fresh build');
 
 # one at a time
 $node->safe_psql('library', q{ALTER SERVER search OPTIONS (SET bulks_in_flight '1')});
