@@ -28,6 +28,7 @@ CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://e
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', tls_verify 'maybe');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', request_timeout '0');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', bulk_max_documents '10k');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', bulks_in_flight '17');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', ca_file 'relative.pem');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', client_key '/k.pem');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', aws_region 'EU WEST');
