@@ -408,11 +408,13 @@ http_pool_add(HttpPool *pool, HttpRequest *req)
 /*
  * Wait up to timeout_ms for the latch, for libcurl's sockets or its timer,
  * and let libcurl move its requests on.  The latch is reset: the caller
- * looks at what it may have been set for.  Exits if the postmaster dies.
+ * looks at what it may have been set for (true when it was).  Exits if
+ * the postmaster dies.
  */
-void
+bool
 http_pool_wait(HttpPool *pool, long timeout_ms)
 {
+	bool		latched = false;
 	WaitEventSet *set;
 	WaitEvent  *events;
 	int			nevents = pool->nsockets + 2;
@@ -445,7 +447,10 @@ http_pool_wait(HttpPool *pool, long timeout_ms)
 	for (int i = 0; i < fired; i++)
 	{
 		if (events[i].events & WL_LATCH_SET)
+		{
 			ResetLatch(MyLatch);
+			latched = true;
+		}
 		else if (events[i].events & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
 		{
 			int			mask = 0;
@@ -462,6 +467,7 @@ http_pool_wait(HttpPool *pool, long timeout_ms)
 	/* libcurl's timeouts (connecting, retrying, timing out) */
 	if (!socket_fired && pool->in_flight > 0)
 		curl_multi_socket_action(pool->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	return latched;
 }
 
 /* A request that finished since the last call, or NULL. */
@@ -516,16 +522,19 @@ http_abandon_all(void)
 
 /*
  * Move the process's requests on until req has ended or, with sent_only,
- * until all of its body was sent, answering interrupts: a cancel or a
- * termination stops every request and raises as usual.
+ * until all of its body was sent, or with until_latch until the latch was
+ * set, answering interrupts: a cancel or a termination stops every
+ * request and raises as usual.  True when req ended.
  */
-static void
-drive(HttpRequest *req, bool sent_only)
+static bool
+drive(HttpRequest *req, bool sent_only, bool until_latch)
 {
 	PG_TRY();
 	{
 		while (!req->done)
 		{
+			bool		latched;
+
 			if (sent_only)
 			{
 				curl_off_t	sent = 0;
@@ -535,11 +544,13 @@ drive(HttpRequest *req, bool sent_only)
 					break;
 			}
 			CHECK_FOR_INTERRUPTS();
-			http_pool_wait(process_pool, 1000);
+			latched = http_pool_wait(process_pool, 1000);
 			if (http_wait_callback)
 				http_wait_callback();
 			while (http_pool_next_done(process_pool) != NULL)
 				;
+			if (latched && until_latch)
+				break;
 		}
 	}
 	PG_CATCH();
@@ -548,6 +559,7 @@ drive(HttpRequest *req, bool sent_only)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	return req->done;
 }
 
 void
@@ -556,13 +568,19 @@ http_start(HttpRequest *req)
 	if (process_pool == NULL)
 		process_pool = http_pool_create();
 	http_pool_add(process_pool, req);
-	drive(req, true);
+	(void) drive(req, true, false);
 }
 
 void
 http_finish(HttpRequest *req)
 {
-	drive(req, false);
+	(void) drive(req, false, false);
+}
+
+bool
+http_finish_or_latch(HttpRequest *req)
+{
+	return drive(req, false, true);
 }
 
 /*

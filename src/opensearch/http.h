@@ -73,16 +73,19 @@ extern void http_run(HttpRequest *req);
 /*
  * The same in two steps, for a caller with work to do while the server
  * works: http_start returns once the request is sent (or ended), and
- * http_finish waits for its end.  Both answer interrupts as http_run.
+ * http_finish waits for its end; http_finish_or_latch also returns when
+ * the process's latch was set, true when the request ended.  All answer
+ * interrupts as http_run.
  */
 extern void http_start(HttpRequest *req);
 extern void http_finish(HttpRequest *req);
+extern bool http_finish_or_latch(HttpRequest *req);
 extern void (*http_wait_callback) (void);
 
 /* many requests in flight (the shipper) */
 extern HttpPool *http_pool_create(void);
 extern void http_pool_add(HttpPool *pool, HttpRequest *req);
-extern void http_pool_wait(HttpPool *pool, long timeout_ms);
+extern bool http_pool_wait(HttpPool *pool, long timeout_ms);
 extern HttpRequest *http_pool_next_done(HttpPool *pool);
 extern void http_pool_abandon(HttpPool *pool);
 

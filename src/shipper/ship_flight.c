@@ -19,6 +19,10 @@
  * version of a document never follows a newer one, and flusso needs no
  * index.gc_deletes of its own; external versions remain the backstop.
  *
+ * Rows queued while bulks fly go as soon as there is room: the worker's
+ * commit sets the shipper's latch, and a turn with room for a bulk and
+ * nothing to send waits for the latch as well as for the oldest bulk.
+ *
  * A bulk that failed, or a build that failed, ends the turn: nothing more
  * is sent, the bulks still in flight are waited for and recorded (what
  * they did is done), the one built and not sent is dropped (its rows stay
@@ -96,9 +100,10 @@ release(Flight *f, BulkBatch *b)
 
 /*
  * Build the next bulk into f->ready, unless the turn is over.  When there
- * is nothing to send, or the next row waits for a bulk in flight, the
- * queue is read again once a bulk landed: rows queued meanwhile go while
- * the others are in flight, and the turn ends when none is.
+ * is nothing to send, the queue is read again once the latch was set or a
+ * bulk landed, and when the next row waits for a bulk in flight, once a
+ * bulk landed: rows queued meanwhile go while the others are in flight,
+ * and the turn ends when none is.
  */
 static void
 prepare_next(Flight *f, ShipStatus *status)
@@ -190,6 +195,19 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 		send_ready(&f, status);
 		if (f.flying == NIL)
 			break;
+
+		/*
+		 * With room for another bulk and nothing to put in it, what the
+		 * worker queues while the oldest flies (it sets the latch at
+		 * commit) goes at once, not after the oldest landed.
+		 */
+		if (f.drained && !f.stopping && list_length(f.flying) < f.most &&
+			!http_finish_or_latch(((BulkBatch *) linitial(f.flying))->req))
+		{
+			f.drained = false;
+			prepare_next(&f, status);
+			continue;
+		}
 		land_oldest(&f, status);
 		if (f.stopping && f.ready != NULL)
 		{
