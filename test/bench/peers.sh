@@ -34,7 +34,7 @@
 #     a user's new name about ten times a second and polls by realtime _mget
 #     until it is visible (synchronous_commit on, as in latency.sh);
 #     p50/p95/p99/max, the CPU time, and pgbench's latency.
-# After 1 and 4, the documents in OpenSearch are compared with a fresh
+# After 1 and 4 (once a marker is visible), the documents in OpenSearch are compared with a fresh
 # build from the tables (users.sh's reference): ids and every field of the
 # index, totals as numbers; the count that differ is printed (and, for
 # flusso, flusso_verify's).
@@ -71,6 +71,7 @@ dump="$FLUSSO_ROOT/test/bench/peers_dump.py"
 peers=${BENCH_PEERS_DIR:-$FLUSSO_ROOT/test/bench/.peers}
 rust_bin=$peers/rust/bin/flusso
 pgsync_bin=$peers/pgsync/bin/pgsync
+pgsync_python=$peers/pgsync/bin/python3
 hz=$(getconf CLK_TCK)
 
 # the peers, installed once
@@ -94,8 +95,8 @@ external=()
 cleanup() {
 	local pid
 	for pid in "${external[@]}"; do kill "$pid" 2>/dev/null || true; done
-	bash "$node" stop "$BENCH_DIR/opensearch" >/dev/null
-	[ -n "${BENCH_KEEP:-}" ] || bench_stop
+	# BENCH_KEEP keeps the cluster and the node
+	[ -n "${BENCH_KEEP:-}" ] || { bash "$node" stop "$BENCH_DIR/opensearch" >/dev/null; bench_stop; }
 }
 trap cleanup EXIT
 echo "peers.sh: $users users, $orders orders, $updates updates; pgbench at $rate tx/s for $seconds s; systems: $systems"
@@ -179,7 +180,8 @@ differ() {
 CREATE FUNCTION pg_temp.norm(d jsonb) RETURNS jsonb LANGUAGE sql AS $$
 	SELECT jsonb_build_object('email', d->'email', 'name', d->'name',
 		'orders', (SELECT coalesce(jsonb_agg(jsonb_build_object('total', (o->>'total')::numeric,
-			'status', o->'status') ORDER BY n), '[]') FROM jsonb_array_elements(coalesce(d->'orders', '[]')) WITH ORDINALITY x(o, n)),
+			'status', o->'status') ORDER BY n), '[]') FROM jsonb_array_elements(CASE jsonb_typeof(d->'orders') WHEN 'array' THEN d->'orders' ELSE '[]' END)
+			WITH ORDINALITY x(o, n)),
 		'orderCount', (d->>'orderCount')::bigint)
 $$;
 SELECT count(*) FROM reference r FULL JOIN opensearch_docs o USING (id)
@@ -311,7 +313,9 @@ class Users(plugin.Plugin):
 PY
 }
 # pgsync_script ALIAS: write the schema and a script running PGSync on
-# $BENCH_DB with its environment (arguments: PGSync's)
+# $BENCH_DB with its environment (arguments: PGSync's).  PGSync loads no
+# plugin when its program's path contains "test" (its own test runs), as
+# test/bench/.peers/ does: so python -c runs it.
 pgsync_script() {
 	local dir="$BENCH_DIR/$BENCH_DB"
 	cat >"$dir/schema.json" <<JSON
@@ -326,7 +330,7 @@ cd "$dir"
 export PYTHONPATH="$dir" PG_HOST=127.0.0.1 PG_PORT="$BENCH_PORT" PG_USER=postgres \\
 	OPENSEARCH=true ELASTICSEARCH_HOST=127.0.0.1 ELASTICSEARCH_PORT="$os_port" \\
 	REDIS_HOST=127.0.0.1 REDIS_PORT="$redis_port" CHECKPOINT_PATH="$dir"
-exec "$pgsync_bin" --config schema.json "\$@" >>"$dir/pgsync.log" 2>&1
+exec "$pgsync_python" -c 'from pgsync.sync import main; main()' --config schema.json "\$@" >>"$dir/pgsync.log" 2>&1
 SH
 }
 pgsync_start() {
@@ -463,9 +467,11 @@ for system in $systems; do
 	r[$system.pgbench]=$lat
 	echo "  latency: PostgreSQL CPU ${r[$system.pg_cpu]} % of a core, external ${r[$system.ext_cpu]} %;" \
 		"pgbench $tps tps, latency $lat ms"
+	t0=$(clock)
+	marker "$alias" && echo "  caught up $(elapsed "$t0" "$(clock)") s after the run"
 	r[$system.live_differ]=$(differ "$alias")
 	echo "  afterwards: ${r[$system.live_differ]} documents differ from a fresh build"
-	"${system}_stop" "$alias"
+	[ -n "${BENCH_KEEP:-}" ] || "${system}_stop" "$alias"
 done
 
 echo "== summary ($users users, $orders orders, $updates updates, $rate tx/s)"
