@@ -75,6 +75,8 @@ pgsync_python=$peers/pgsync/bin/python3
 hz=$(getconf CLK_TCK)
 
 # the peers, installed once
+mkdir -p "$peers"
+PATH=$PATH:$HOME/.cargo/bin
 if [[ " $systems " == *" rust "* ]] && [ ! -x "$rust_bin" ]; then
 	echo "peers.sh: building the Rust flusso 0.15.1 into $peers/rust (cargo install)"
 	nice cargo install flusso-cli --version 0.15.1 --locked --root "$peers/rust" >"$peers/rust.log" 2>&1 ||
@@ -90,6 +92,7 @@ if [[ " $systems " == *" pgsync "* ]]; then
 fi
 
 bench_start "listen_addresses = '127.0.0.1'"
+bash "$node" build >/dev/null
 bash "$node" start "$BENCH_DIR/opensearch" "$os_port" >/dev/null
 external=()
 cleanup() {
