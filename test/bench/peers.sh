@@ -34,7 +34,7 @@
 #     a user's new name about ten times a second and polls by realtime _mget
 #     until it is visible (synchronous_commit on, as in latency.sh);
 #     p50/p95/p99/max, the CPU time, and pgbench's latency.
-# After 1 and 4 (once a marker is visible), the documents in OpenSearch are compared with a fresh
+# After 1, 3 and 4 (once a marker is visible), the documents in OpenSearch are compared with a fresh
 # build from the tables (users.sh's reference): ids and every field of the
 # index, totals as numbers; the count that differ is printed (and, for
 # flusso, flusso_verify's).
@@ -452,6 +452,8 @@ for system in $systems; do
 		r[$system.updates]=$(elapsed "$t1" "$t2")
 		echo "  updates: $updates in $(elapsed "$t0" "$t1") s, caught up ${r[$system.updates]} s after them"
 	fi
+	r[$system.updates_differ]=$(differ "$alias")
+	echo "  after the bulk load and the updates: ${r[$system.updates_differ]} documents differ from a fresh build"
 
 	# 4. latency
 	c0=$(cluster_ticks)
@@ -478,13 +480,13 @@ for system in $systems; do
 done
 
 echo "== summary ($users users, $orders orders, $updates updates, $rate tx/s)"
-printf '%-8s %10s %10s %10s %10s %12s %18s %8s %8s %9s %7s\n' system seed_s seed_cpu bulk_s bulk_cpu updates_s \
-	'latency_ms' pg_cpu% ext_cpu% pgbench differ
+printf '%-8s %10s %10s %10s %10s %12s %18s %8s %8s %9s %s\n' system seed_s seed_cpu bulk_s bulk_cpu updates_s \
+	'latency_ms' pg_cpu% ext_cpu% pgbench_ms 'differ (seed/updates/end)'
 for system in $systems; do
-	printf '%-8s %10s %10s %10s %10s %12s %18s %8s %8s %9s %7s\n' "$system" "${r[$system.seed]:-?}" \
+	printf '%-8s %10s %10s %10s %10s %12s %18s %8s %8s %9s %s\n' "$system" "${r[$system.seed]:-?}" \
 		"${r[$system.seed_cpu]:-?}" "${r[$system.bulk]:-?}" "${r[$system.bulk_cpu]:-?}" "${r[$system.updates]:-?}" \
 		"${r[$system.latency]:-?}" "${r[$system.pg_cpu]:-?}" "${r[$system.ext_cpu]:-?}" "${r[$system.pgbench]:-?}" \
-		"${r[$system.seed_differ]:-?}+${r[$system.live_differ]:-?}"
+		"${r[$system.seed_differ]:-?}/${r[$system.updates_differ]:-?}/${r[$system.live_differ]:-?}"
 done
 for peer in rust pgsync; do
 	[[ " $systems " == *" flusso "* && " $systems " == *" $peer "* ]] || continue
