@@ -192,6 +192,12 @@ WHERE r.id IS NULL OR o.id IS NULL OR pg_temp.norm(r.doc) IS DISTINCT FROM pg_te
 SQL
 }
 
+# children: how many processes the postmaster has; settled N: it has N or
+# fewer (the time of a backend that ended counts once the postmaster has
+# reaped it)
+children() { pgrep -c -P "$(head -1 "$BENCH_DIR/data/postmaster.pid")"; }
+settled() { [ "$(children)" -le "$1" ]; }
+
 # pgbench_updates: 100k single-row UPDATE transactions, 4 clients
 pgbench_updates() {
 	local script="$BENCH_DIR/update_order.sql"
@@ -206,9 +212,10 @@ pgbench_updates() {
 # "pgbench TPS LATENCY_MS" and "cpu CLUSTER_TICKS"
 mix=$(users_update_script)
 latency() {
-	local out="$BENCH_DIR/pgbench_latency.out" pgbench c0 c1
+	local out="$BENCH_DIR/pgbench_latency.out" pgbench c0 c1 n0
 	local connection=(-h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -d "$BENCH_DB")
 	bench_psql -c "ALTER SYSTEM SET synchronous_commit = on" -c "SELECT pg_reload_conf()" >/dev/null
+	n0=$(children)
 	c0=$(cluster_ticks)
 	as_cluster_user "$PG_BINDIR/pgbench" -n -c 4 -j 2 -R "$rate" -T "$seconds" -f "$mix" \
 		-D orders="$orders" -D users="$users" "${connection[@]}" >"$out" 2>&1 &
@@ -216,6 +223,7 @@ latency() {
 	as_cluster_user python3 "$probe" --seconds "$seconds" --no-table --opensearch "127.0.0.1:$os_port" \
 		--alias "$1" -- "$PG_BINDIR/psql" "${connection[@]}"
 	wait "$pgbench"
+	timeout=10 wait_for "pgbench's backends to end" settled "$n0" || true
 	c1=$(cluster_ticks)
 	bench_psql -c "ALTER SYSTEM RESET synchronous_commit" -c "SELECT pg_reload_conf()" >/dev/null
 	awk '/^tps = / { tps = $3 } /^latency average = / { lat = $4 } END { print "pgbench", tps, lat }' "$out"
@@ -375,10 +383,12 @@ pgsync_stop() {
 # ------------------------------------------------------- the plain load
 bench_psql -c "CREATE DATABASE plain" >/dev/null
 BENCH_DB=plain users_plain_tables >/dev/null
+n0=$(children)
 c0=$(cluster_ticks)
 t0=$(clock)
 BENCH_DB=plain load2 "$users" "$orders" >/dev/null
 t1=$(clock)
+timeout=10 wait_for "the plain load's backend to end" settled "$n0" || true
 c1=$(cluster_ticks)
 plain_ticks=$((c1 - c0))
 echo "plain load (two transactions, no system): $(elapsed "$t0" "$t1") s, cluster CPU $(secs "$plain_ticks") s"
