@@ -9,8 +9,8 @@
 #   - pgsync: PGSync 7.3.0 (PyPI) in a virtualenv, with redis-server
 #     (Debian: apt-get install redis-server) on BENCH_OPENSEARCH_PORT + 200.
 # Both are installed on first use into BENCH_PEERS_DIR (default
-# test/bench/.peers/, ignored by git; the build takes some 15 minutes on 2
-# cores) and never committed.  Not part of make test.
+# test/bench/.peers/, ignored by git; the Rust build took 26 minutes on 2
+# shared cores) and never committed.  Not part of make test.
 #
 # The document is users.sh's users index on all three: flusso and the Rust
 # flusso read the same definition (users_definition; the two formats are
