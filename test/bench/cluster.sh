@@ -1,6 +1,7 @@
 # cluster.sh: sourced by the benchmarks.  Starts a throwaway cluster with
 # test/flusso.conf in $BENCH_DIR (default /tmp/flusso-bench), listening on a
 # Unix socket there, and stops it on exit unless BENCH_KEEP is set.
+# bench_start's arguments are further settings.
 # bench_psql runs SQL against it (in database $BENCH_DB, default postgres);
 # scaled N prints N times BENCH_SCALE.
 
@@ -29,7 +30,7 @@ bench_stop() {
 bench_start() {
 	bench_stop
 	start_cluster "$BENCH_DIR" "$BENCH_PORT" "shared_buffers = 512MB" \
-		"max_wal_size = 4GB" "synchronous_commit = off"
+		"max_wal_size = 4GB" "synchronous_commit = off" "$@"
 	[ -n "${BENCH_KEEP:-}" ] || trap bench_stop EXIT
 }
 

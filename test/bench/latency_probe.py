@@ -7,8 +7,9 @@
 # table sink (flusso_docs.users) and, given --opensearch, the alias by
 # realtime _mget.  Prints p50/p95/p99/max per sink in ms.  With
 # --commit-only it commits the same updates and polls nothing: the load
-# of the reference run.  Standard library only: SQL goes through one psql
-# process, HTTP through one kept-alive connection.
+# of the reference run; with --no-table only OpenSearch is polled (for
+# peers.sh's systems without a table sink).  Standard library only: SQL
+# goes through one psql process, HTTP through one kept-alive connection.
 
 import argparse
 import http.client
@@ -60,6 +61,7 @@ def main():
     ap.add_argument('--opensearch', help='host:port')
     ap.add_argument('--alias', default='lat-users')
     ap.add_argument('--commit-only', action='store_true')
+    ap.add_argument('--no-table', action='store_true')
     ap.add_argument('psql', nargs='+', help='psql and its connection arguments')
     args = ap.parse_args()
 
@@ -88,7 +90,8 @@ def main():
                 name = 'probe %d %d' % (seq, random.randrange(1 << 30))
                 db.run("UPDATE users SET name = '%s' WHERE id = %d" % (name, row))
                 if not args.commit_only:
-                    waiting[row] = [name, time.monotonic(), None, None if os_conn else 0.0]
+                    waiting[row] = [name, time.monotonic(), 0.0 if args.no_table else None,
+                                    None if os_conn else 0.0]
             next_commit = max(next_commit, now) + random.uniform(0.05, 0.15)
         if waiting:
             todo = [r for r, w in waiting.items() if w[2] is None]
@@ -125,7 +128,8 @@ def main():
     if args.commit_only:
         print('probe: %d updates committed' % seq)
         return
-    print('table sink (flusso_docs):       ' + percentiles(table_ms))
+    if not args.no_table:
+        print('table sink (flusso_docs):       ' + percentiles(table_ms))
     if os_conn:
         print('OpenSearch (realtime _mget):    ' + percentiles(opensearch_ms))
     print('probe: %d updates committed, %d not visible within 30 s' % (seq, lost))

@@ -3,10 +3,15 @@
 # against (one CREATE TABLE AS SELECT building the same documents, with its
 # primary key).  Needs cluster.sh.
 
-# users_tables: the tables, empty, with the index orders needs anyway
+# users_tables: the extension and the tables, empty, with the index orders
+# needs anyway; users_plain_tables: the tables alone
 users_tables() {
+	bench_psql -c "CREATE EXTENSION flusso"
+	users_plain_tables
+}
+
+users_plain_tables() {
 	bench_psql <<'SQL'
-CREATE EXTENSION flusso;
 CREATE TABLE users (id bigint PRIMARY KEY, email text NOT NULL, name text NOT NULL);
 CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL, total numeric(10,2) NOT NULL,
 					 status text NOT NULL, created_at timestamptz NOT NULL);
@@ -14,11 +19,10 @@ CREATE INDEX ON orders (user_id);
 SQL
 }
 
-# users_index: the index (trimmed lower-cased email, name, the last 5
-# orders by date with total and status, the order count), provisioned
-users_index() {
-	bench_psql -o /dev/null <<'SQL'
-SELECT flusso_create_index('users', $$
+# users_definition: the index's definition (trimmed lower-cased email,
+# name, the last 5 orders by date with total and status, the order count)
+users_definition() {
+	cat <<'YAML'
 version: 1
 table: users
 primary_key: id
@@ -42,7 +46,13 @@ fields:
   - count: orderCount
     table: orders
     foreign_key: user_id
-$$);
+YAML
+}
+
+# users_index: the index, provisioned
+users_index() {
+	bench_psql -o /dev/null -v definition="$(users_definition)" <<'SQL'
+SELECT flusso_create_index('users', :'definition');
 SELECT count(*) FROM flusso_provision();
 SQL
 }
