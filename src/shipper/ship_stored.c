@@ -12,7 +12,8 @@
  * the documents table locked since the read (store/stored_docs.c): a
  * table emptied by flusso_set_sinks(), or replaced by a seed's end, before
  * the lock was taken is then seen to be so, and one emptied or replaced
- * after it waits for this transaction to end.
+ * after it waits for this transaction to end (while a transaction that
+ * does so holds the table, the documents are built).
  *
  * Copyright (c) 2026, flusso developers
  *

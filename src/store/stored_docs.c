@@ -11,8 +11,11 @@
  * TRUNCATE, and a seed's end drops it for the next generation, neither of
  * which an MVCC snapshot sees through.  So a caller that checks, after the
  * read and in the same transaction, that the table sink is on and serves
- * knows that what it read is what the table sink held.  The caller runs
- * this as the index's owner, who owns the table.
+ * knows that what it read is what the table sink held.  The lock is only
+ * tried: a transaction that emptied or replaces the table and has not
+ * ended yet must not hold up the caller, which builds the documents
+ * instead.  The caller runs this as the index's owner, who owns the
+ * table.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -23,10 +26,10 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 #include "flusso.h"
 #include "store/stored_docs.h"
@@ -34,7 +37,8 @@
 /*
  * The documents of ids[0..n-1] into docs[0..n-1], as JSON text in the
  * caller's memory context, NULL for an id the table sink does not hold;
- * false (docs untouched) when index has no documents table.
+ * false (docs untouched) when index has no documents table, or it is
+ * locked by a transaction that empties or replaces it.
  */
 bool
 stored_docs_read(const char *index, char **ids, int n, char **docs)
@@ -45,10 +49,15 @@ stored_docs_read(const char *index, char **ids, int n, char **docs)
 	Oid			types[1] = {TEXTARRAYOID};
 	Datum		values[1];
 
-	relid = RangeVarGetRelidExtended(makeRangeVar(FLUSSO_DOCS_SCHEMA, (char *) index, -1),
-									 AccessShareLock, RVR_MISSING_OK, NULL, NULL);
-	if (!OidIsValid(relid))
+	relid = get_relname_relid(index, get_namespace_oid(FLUSSO_DOCS_SCHEMA, false));
+	if (!OidIsValid(relid) || !ConditionalLockRelationOid(relid, AccessShareLock))
 		return false;
+	/* locked: the name still leads to it (the lock took in invalidations) */
+	if (get_relname_relid(index, get_namespace_oid(FLUSSO_DOCS_SCHEMA, false)) != relid)
+	{
+		UnlockRelationOid(relid, AccessShareLock);
+		return false;
+	}
 	for (int i = 0; i < n; i++)
 		id_values[i] = CStringGetTextDatum(ids[i]);
 	values[0] = PointerGetDatum(construct_array(id_values, n, TEXTOID, -1, false, TYPALIGN_INT));
