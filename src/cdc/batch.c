@@ -321,6 +321,7 @@ batch_reset(ChangeBatch *batch)
 	batch->nreceived = 0;
 	batch->oldest_commit = 0;
 	batch->last_commit_end = InvalidXLogRecPtr;
+	batch->read_from = InvalidXLogRecPtr;
 	batch->nsignals = 0;
 	batch->notes = NIL;
 	create_sets(batch);

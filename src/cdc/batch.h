@@ -32,6 +32,7 @@ typedef struct ChangeBatch
 	int64		nreceived;		/* every record, duplicates included */
 	TimestampTz oldest_commit;	/* 0 when empty */
 	XLogRecPtr	last_commit_end;	/* the latest commit of a change in it */
+	XLogRecPtr	read_from;		/* every commit in it was read past this */
 	Oid			signal_relid;	/* flusso.signal: inserts there end a batch */
 	int			nsignals;		/* rows inserted into it so far */
 	List	   *notes;			/* BatchNote: flusso.signal rows, tables

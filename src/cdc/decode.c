@@ -203,6 +203,9 @@ cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
 	XLogRecPtr	end = readable_end(stream);
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
 
+	/* a batch begins: every commit it will hold is read from here on */
+	if (stream->batch->nreceived == 0 && stream->batch->notes == NIL)
+		stream->batch->read_from = reader->EndRecPtr;
 	while (reader->EndRecPtr < end)
 	{
 		char	   *errm = NULL;

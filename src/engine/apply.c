@@ -405,8 +405,18 @@ resolved_count(List *states)
 void
 engine_resolve_begin(Engine *engine, ChangeBatch *batch)
 {
+	ListCell   *lc;
+
 	batch_begin_scan(batch);
 	engine->owed_version = batch->last_commit_end;
+	/* an index that owes nothing yet owes changes read from here on */
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+
+		if (ei->pending == NULL || pending_is_empty(ei->pending))
+			ei->owed_after = batch->read_from;
+	}
 }
 
 /*

@@ -41,6 +41,17 @@ struct EngineIndex
 
 	/* the documents its changes resolved to, not built yet */
 	struct PendingKeys *pending;
+
+	/*
+	 * Queueing for OpenSearch only what the table sink changed, once it
+	 * mirrors the table sink (sink/opensearch_sink.c): the served generation
+	 * it was last seen to mirror it with (0: not seen so), the WAL's insert
+	 * position then, and a position every change of the documents it owes
+	 * was read past.
+	 */
+	int64		mirrored;
+	XLogRecPtr	mirrored_from;
+	XLogRecPtr	owed_after;
 };
 
 struct Engine

@@ -21,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
@@ -35,11 +36,45 @@
 #include "engine/strikes.h"
 
 /*
+ * May the documents the index writes now be queued for OpenSearch only if
+ * the table sink changed them?  Only while OpenSearch mirrors the table
+ * sink (sink/opensearch_sink.c says why that is safe), asked after the
+ * write, in its transaction; and only for documents owed for changes read
+ * past the WAL's insert position at the time the index was first seen to
+ * mirror it with its served generation: the shipper built documents from
+ * the rows until then, and changes committed before may have left
+ * OpenSearch with a document the table sink never held.
+ */
+static bool
+queue_changed_only(EngineIndex *ei, SinkTarget target)
+{
+	int64		served;
+
+	if (target != SINK_CURRENT || !ei->sink->table || ei->sink->server == NULL)
+		return false;
+	served = sink_mirrored(ei->sink);
+	if (served == 0 || ei->next || ei->needs_seed)
+	{
+		ei->mirrored = 0;
+		return false;
+	}
+	if (served != ei->mirrored)
+	{
+		ei->mirrored = served;
+		ei->mirrored_from = GetXLogInsertRecPtr();
+		return false;
+	}
+	return !XLogRecPtrIsInvalid(ei->owed_after) && ei->owed_after >= ei->mirrored_from;
+}
+
+/*
  * One statement builds the documents of n keys (their parts, one array per
  * key column, and their ids), upserts those that built and changed, and
  * deletes those that built nothing, in the generations target names; the
- * ids are queued for the sinks that ship later, at version.  Frees the
- * ids and parts.  Returns the documents written and queued.
+ * ids are queued for the sinks that ship later, at version: all of them,
+ * or, while OpenSearch mirrors the table sink, those whose document the
+ * table sink changed.  Frees the ids and parts.  Returns the documents
+ * written and queued.
  */
 int64
 engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
@@ -53,6 +88,8 @@ engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 	Oid		   *types = doc_query_param_types(q, 1);
 	bool		isnull;
 	int64		written;
+	Datum		changed;
+	bool		none_changed;
 
 	for (int k = 0; k < nkeys; k++)
 		key_arrays[k] = PointerGetDatum(construct_array(parts[k], n, TEXTOID,
@@ -66,8 +103,16 @@ engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 							  NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
 	written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	changed = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &none_changed);
+	if (!none_changed)
+		changed = PointerGetDatum(DatumGetArrayTypePCopy(changed));
 	SPI_freetuptable(SPI_tuptable);
-	written += sink_queue(ei->sink, target, values[nargs - 1], version);
+	if (!queue_changed_only(ei, target))
+		written += sink_queue(ei->sink, target, values[nargs - 1], version);
+	else if (!none_changed)
+		written += sink_queue(ei->sink, target, changed, version);
+	if (!none_changed)
+		pfree(DatumGetPointer(changed));
 	for (int k = 0; k < nkeys; k++)
 		pfree(DatumGetPointer(key_arrays[k]));
 	pfree(DatumGetPointer(values[nargs - 1]));

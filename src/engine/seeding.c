@@ -134,6 +134,7 @@ void
 engine_write_next(EngineIndex *ei, bool next)
 {
 	ei->next = next;
+	ei->mirrored = 0;
 	if (!next)
 		(void) engine_capture_end(ei);
 }
@@ -163,6 +164,7 @@ engine_next_exists(EngineIndex *ei)
 void
 engine_next_swap(EngineIndex *ei)
 {
+	ei->mirrored = 0;
 	sink_next_swap(ei->sink);
 }
 
@@ -171,4 +173,5 @@ void
 engine_needs_seed(EngineIndex *ei, bool needs_seed)
 {
 	ei->needs_seed = needs_seed;
+	ei->mirrored = 0;
 }

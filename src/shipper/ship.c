@@ -102,7 +102,10 @@ build_rows(void *arg)
 	for (int i = 0; i < b->nrows; i++)
 		ids[i] = b->rows[i].id;
 	old = MemoryContextSwitchTo(b->context);
-	docs = doc_build_ids(query, b->x->owner, ids, b->nrows);
+	/* while OpenSearch mirrors the table sink, what it stores (ship_stored.c) */
+	docs = ship_stored_docs(b->x, ids, b->nrows);
+	if (docs == NULL)
+		docs = doc_build_ids(query, b->x->owner, ids, b->nrows);
 	MemoryContextSwitchTo(old);
 	for (int i = 0; i < b->nrows; i++)
 		b->rows[i].doc = docs[i];

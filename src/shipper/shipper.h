@@ -119,6 +119,9 @@ extern const struct DocumentQuery *ship_build_query(ShipIndex *x);
 extern void ship_record_error(const char *index, const char *message);
 extern void ship_record_shipped(const char *index, int64 shipped);
 
+/* ship_stored.c */
+extern char **ship_stored_docs(const ShipIndex *x, char **ids, int n);
+
 /* generations.c */
 extern bool ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status);
 extern bool ship_is_ready(ShipIndex *x);

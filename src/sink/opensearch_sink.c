@@ -13,6 +13,26 @@
  * version never carries older content than it says.  Rows a seed's chunk
  * queued (seed_only) are shipped to the generations being seeded only.
  *
+ * With the table sink on, OpenSearch mirrors it once nothing is being
+ * seeded: the index has the table sink and is not to be seeded, one
+ * generation serves and none is being seeded or waits to serve
+ * (generation_mirroring_table()).  The shipper then ships what the table
+ * sink holds (its current generation; a document it lacks, as a delete)
+ * instead of building it again, and the worker queues only the documents
+ * whose table-sink write changed something.  That is safe because the
+ * table sink is written in the very transaction that queues: a queued row
+ * ships what the table sink held at least as late as the row's version,
+ * so OpenSearch never holds what the table sink did not, and a document
+ * the table sink did not change is one OpenSearch already holds, or has
+ * queued.  While the two are not in lockstep — a generation being seeded
+ * or waiting to serve (its seed_only rows built from the rows), the table
+ * sink seeded again into its next generation, the table sink off or just
+ * added, or a seed owed — the shipper builds as before and the worker
+ * queues every document it writes; and since the documents built until
+ * then may be ones the table sink never held, the worker goes on queueing
+ * every document for changes committed before it first saw OpenSearch
+ * mirror the table sink again (engine/owed.c).
+ *
  * Generations are rows of flusso.opensearch_generation: a seed begins one
  * (seeding), its end marks it seeded; the shipper creates the OpenSearch
  * index, ships, and once every document queued before the seed ended is
@@ -207,6 +227,22 @@ opensearch_sink_retry_rejected(const IndexSink *sink, XLogRecPtr version)
 	catalog_resume_shipping(sink->index);
 	catalog_restore_user(&saved);
 	request_shipper_at_commit();
+}
+
+/*
+ * Does OpenSearch mirror the table sink now?  The generation it serves,
+ * or 0.  Read as the catalog's owner.
+ */
+int64
+opensearch_sink_mirrored(const IndexSink *sink)
+{
+	CatalogUser saved;
+	int64		served;
+
+	catalog_become_owner(&saved);
+	served = generation_mirroring_table(sink->index);
+	catalog_restore_user(&saved);
+	return served;
 }
 
 const SinkOps opensearch_sink_ops = {

@@ -15,4 +15,6 @@
 
 extern const SinkOps opensearch_sink_ops;
 
+extern int64 opensearch_sink_mirrored(const IndexSink *sink);
+
 #endif							/* FLUSSO_SINK_OPENSEARCH_SINK_H */

@@ -234,7 +234,10 @@ sink_forget(const char *index)
  * build_sql (which takes the first parameters), writes them to the sinks
  * that take documents in the statement, in the generations target names,
  * deletes those of the ids in $ids_param that built nothing, and returns
- * how many it wrote and deleted.
+ * how many it wrote and deleted, and, written to the current generation
+ * only by a sink that ships later too, the ids of the documents it
+ * changed (text[], NULL for none): while OpenSearch mirrors the table
+ * sink, those are the ones to queue (sink/opensearch_sink.c).
  */
 char *
 sink_write_sql(const IndexSink *sink, SinkTarget target, const char *build_sql, int ids_param)
@@ -256,6 +259,17 @@ sink_write_sql(const IndexSink *sink, SinkTarget target, const char *build_sql, 
 	foreach(lc, ctes)
 		appendStringInfo(&sql, " OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM %s)",
 						 (char *) lfirst(lc));
+	if (target == SINK_CURRENT && sink->table && sink->server && ctes != NIL)
+	{
+		appendStringInfoString(&sql, ", (SELECT pg_catalog.array_agg(c.id) FROM (");
+		foreach(lc, ctes)
+			appendStringInfo(&sql, "%sSELECT id FROM %s",
+							 foreach_current_index(lc) > 0 ? " UNION ALL " : "",
+							 (char *) lfirst(lc));
+		appendStringInfoString(&sql, ") c)");
+	}
+	else
+		appendStringInfoString(&sql, ", NULL::pg_catalog.text[]");
 	return sql.data;
 }
 
@@ -341,4 +355,16 @@ sink_retry_rejected(const IndexSink *sink, XLogRecPtr version)
 		if (ops->retry_rejected)
 			ops->retry_rejected(sink, version);
 	}
+}
+
+/*
+ * Does OpenSearch mirror the table sink (sink/opensearch_sink.c)?  The
+ * generation it serves, or 0.
+ */
+int64
+sink_mirrored(const IndexSink *sink)
+{
+	if (!sink->table || sink->server == NULL)
+		return 0;
+	return opensearch_sink_mirrored(sink);
 }

@@ -50,8 +50,8 @@ typedef struct IndexSink
  * What a sink does.  Documents reach a sink one of two ways: the table
  * sink adds data-modifying CTEs to the statement that builds them, which
  * read the documents a CTE named "built" builds (id, doc) and the ids of
- * parameter ids_param (text[]) that built nothing, and return a row per
- * document written or deleted; the OpenSearch sink queues the ids with a
+ * parameter ids_param (text[]) that built nothing, and return the id of
+ * each document written or deleted; the OpenSearch sink queues the ids with a
  * version, in the same transaction, and ships them later.  A sink leaves
  * the verb it does not use NULL.
  */
@@ -101,5 +101,6 @@ extern bool sink_next_exists(const IndexSink *sink);
 extern void sink_next_discard(const IndexSink *sink);
 extern void sink_next_swap(const IndexSink *sink);
 extern void sink_retry_rejected(const IndexSink *sink, XLogRecPtr version);
+extern int64 sink_mirrored(const IndexSink *sink);
 
 #endif							/* FLUSSO_SINK_SINK_H */

@@ -161,7 +161,11 @@ table_sink_needs_seed(const IndexSink *sink)
 /*
  * Upsert the documents that built and changed (with their tsvector) into
  * one generation's table, and delete those of the ids at hand that built
- * nothing.  The CTEs are named after the generation.
+ * nothing.  In the current generation a document stored as it built is
+ * left alone before the upsert (ON CONFLICT's WHERE would still lock its
+ * row, 58 bytes of WAL each; the worker is the table's only writer); a
+ * seed's chunks fill a next generation that holds few.  The CTEs are named after the
+ * generation, and return the id of each document they changed.
  */
 static void
 write_generation(StringInfo sql, List **ctes, const IndexSink *sink, bool next, int ids_param)
@@ -171,13 +175,17 @@ write_generation(StringInfo sql, List **ctes, const IndexSink *sink, bool next, 
 	const char *del = next ? "table_next_del" : "table_del";
 
 	appendStringInfo(sql,
-					 ", %s AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built "
+					 ", %s AS (INSERT INTO %s AS s (id, doc, search) SELECT id, doc, %s FROM built%s "
 					 "ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, search = EXCLUDED.search, "
 					 "updated_at = pg_catalog.clock_timestamp() "
-					 "WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING 1), "
+					 "WHERE s.doc IS DISTINCT FROM EXCLUDED.doc RETURNING s.id), "
 					 "%s AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
-					 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING 1)",
-					 up, table, doc_search_expr(sink->schema, "built.doc"), del, table, ids_param);
+					 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING s.id)",
+					 up, table, doc_search_expr(sink->schema, "built.doc"),
+					 next ? "" : psprintf(" WHERE NOT EXISTS (SELECT 1 FROM %s o "
+										  "WHERE o.id OPERATOR(pg_catalog.=) built.id "
+										  "AND o.doc OPERATOR(pg_catalog.=) built.doc)", table),
+					 del, table, ids_param);
 	*ctes = lappend(*ctes, (char *) up);
 	*ctes = lappend(*ctes, (char *) del);
 }

@@ -233,6 +233,47 @@ generation_targets(const char *index, int *n)
 	return generations;
 }
 
+/*
+ * Does OpenSearch mirror the table sink of index: the index has the table
+ * sink and is not to be seeded, and of its generations one serves and
+ * none is being seeded or waits to serve?  The served generation, or 0.
+ * Read-only, in the statement's snapshot.  The worker queues only the
+ * documents the table sink changed while it does, and the shipper ships
+ * what the table sink holds (sink/opensearch_sink.c says why).
+ */
+int64
+generation_mirroring_table(const char *index)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(index)};
+	int64		served = 0;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT g.generation FROM flusso.opensearch_generation g "
+							  "WHERE g.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND g.state OPERATOR(pg_catalog.=) 'served' "
+							  "AND NOT EXISTS (SELECT 1 FROM flusso.opensearch_generation o "
+							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND (o.state OPERATOR(pg_catalog.=) 'seeding' "
+							  "OR o.state OPERATOR(pg_catalog.=) 'seeded')) "
+							  "AND EXISTS (SELECT 1 FROM flusso.index i "
+							  "WHERE i.name OPERATOR(pg_catalog.=) $1 AND NOT i.needs_seed) "
+							  "AND EXISTS (SELECT 1 FROM flusso.sink s "
+							  "WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND s.sink OPERATOR(pg_catalog.=) 'table')",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.opensearch_generation");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+
+		served = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+											 &isnull));
+	}
+	SPI_finish();
+	return served;
+}
+
 /* The OpenSearch index of generation exists. */
 void
 generation_created(int64 generation)

@@ -54,6 +54,9 @@ extern void generation_serve(int64 generation);
 extern bool generation_retire_served(int64 generation);
 extern void generation_forget(int64 generation);
 
+/* both's: does OpenSearch mirror the table sink? */
+extern int64 generation_mirroring_table(const char *index);
+
 /* flusso_verify's */
 extern char *generation_served(const char *index, char **server_name, char **alias);
 
