@@ -55,7 +55,7 @@ typedef struct Flight
 	int			generations;	/* active ones: a row's items */
 	int			most;			/* bulks in flight at once */
 	ShipCursor	cursor;			/* after the last row sent */
-	HTAB	   *busy;			/* BusyId of every bulk in flying or ready */
+	HTAB	   *busy;			/* BusyId of the rows flying or ready */
 	List	   *flying;			/* BulkBatch, oldest first */
 	BulkBatch  *ready;			/* built, not sent yet */
 	bool		drained;		/* nothing to send, until a bulk lands */
