@@ -64,8 +64,9 @@ collect_paths(const SchemaFieldList *fields, const char *prefix, List **paths)
  * skips NULLs, as string_agg does): a key of the document itself read with
  * ->, which finds what the lax path finds in an object, nested and joined
  * fields with jsonb_path_query, whose values one subquery joins.  Reading
- * the document's own keys without a subquery saves most of the vector's
- * cost (about 6 us a document, measured over 200,000).
+ * the document's own keys without a subquery per document is cheaper (over
+ * 200,000 documents: 0.5 s against 1.7-2.1 s in a SELECT, 0.97 s against
+ * 1.15 s in an INSERT ... SELECT).
  */
 char *
 doc_search_expr(const IndexSchema *schema, const char *doc)
