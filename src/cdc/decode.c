@@ -36,6 +36,7 @@
 #include "access/xlogutils.h"
 #include "miscadmin.h"
 #include "replication/decode.h"
+#include "replication/reorderbuffer.h"
 #include "replication/slot.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
@@ -227,6 +228,36 @@ cdc_read(CaptureStream *stream, int max_changes, int timeout_ms)
 	}
 	MemoryContextSwitchTo(caller);
 	return reader->EndRecPtr < end;
+}
+
+/*
+ * Is a write under way whose changes the batch has not received: at least
+ * unread_bytes of WAL written past the reader, flushed or not, or at least
+ * queued_changes changes of transactions still in progress decoded and
+ * waiting in the reorder buffer for their commit (subtransactions' not
+ * counted)?  Either way more changes are coming, however close the reader
+ * stands to the flushed position.
+ */
+bool
+cdc_write_under_way(CaptureStream *stream, uint64 unread_bytes,
+					uint64 queued_changes)
+{
+	XLogRecPtr	inserted = GetXLogInsertRecPtr();
+	XLogRecPtr	read = stream->ctx->reader->EndRecPtr;
+	uint64		queued = 0;
+	dlist_iter	iter;
+
+	if (inserted > read && inserted - read >= unread_bytes)
+		return true;
+	dlist_foreach(iter, &stream->ctx->reorder->toplevel_by_lsn)
+	{
+		ReorderBufferTXN *txn = dlist_container(ReorderBufferTXN, node, iter.cur);
+
+		queued += txn->nentries;
+		if (queued >= queued_changes)
+			return true;
+	}
+	return false;
 }
 
 /*

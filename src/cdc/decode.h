@@ -37,6 +37,8 @@ extern SlotState cdc_prepare_slot(const char *slot_name, void (*waiting) (void))
 extern CaptureStream *cdc_open(const char *slot_name, List *options, ChangeBatch *batch);
 extern bool cdc_read(CaptureStream *stream, int max_changes, int timeout_ms);
 extern XLogRecPtr cdc_position(CaptureStream *stream);
+extern bool cdc_write_under_way(CaptureStream *stream, uint64 unread_bytes,
+								uint64 queued_changes);
 extern void cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms);
 extern void cdc_close(CaptureStream *stream, bool drop_slot);
 extern void cdc_drop_slot(const char *slot_name);

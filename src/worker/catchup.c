@@ -34,6 +34,15 @@
 #include "signal/signal_read.h"
 #include "worker/catchup.h"
 
+/*
+ * A write under way that makes a worker owing many documents wait before
+ * it builds them: this much WAL past its reader, or this many changes of
+ * transactions in progress; a light load leaves a few kilobytes and a few
+ * changes.
+ */
+#define WAIT_UNREAD_BYTES (1024 * 1024)
+#define WAIT_QUEUED_CHANGES 10000
+
 void
 catchup_init(Catchup *catchup)
 {
@@ -286,12 +295,26 @@ catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine)
  * flushed (it is not behind, or no longer), or has owed documents for
  * flusso.max_build_delay: until then a worker that is behind resolves
  * batch after batch, and a document changed in many of them is built once.
+ *
+ * A worker that has read all the flushed WAL still counts as behind while
+ * it owes more documents than one slice builds and a large write is under
+ * way that the stream has not handed over (WAIT_UNREAD_BYTES of WAL
+ * written past the reader, or WAIT_QUEUED_CHANGES changes of transactions
+ * in progress): its changes are likely to owe the same documents again
+ * once it commits (rows loaded in one transaction, then the rows related
+ * to them in the next ones), and building them now would build them
+ * twice.  A few owed documents, and the small writes of a light load, do
+ * not wait: the commit -> visible latency of light loads is what it was.
  */
 bool
-catchup_build_due(Catchup *catchup, Engine *engine, bool behind)
+catchup_build_due(Catchup *catchup, Engine *engine, bool behind,
+				  CaptureStream *stream)
 {
 	if (!engine_has_owed(engine))
 		return false;
+	if (!behind && engine_owed_count(engine) > ENGINE_BUILD_SLICE &&
+		cdc_write_under_way(stream, WAIT_UNREAD_BYTES, WAIT_QUEUED_CHANGES))
+		behind = true;
 	return !behind || catchup->owed_since == 0 ||
 		TimestampDifferenceExceeds(catchup->owed_since, GetCurrentTimestamp(),
 								   flusso_max_build_delay);

@@ -12,6 +12,7 @@
 #define FLUSSO_WORKER_CATCHUP_H
 
 #include "cdc/batch.h"
+#include "cdc/decode.h"
 #include "ipc/shared.h"
 #include "engine/engine_stream.h"
 #include "snapshot/seed.h"
@@ -36,7 +37,8 @@ extern void catchup_init(Catchup *catchup);
 extern CatchupResult catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 							ChangeBatch *batch, Seeder *seeder, MemoryContext context,
 							bool *rewritten);
-extern bool catchup_build_due(Catchup *catchup, Engine *engine, bool behind);
+extern bool catchup_build_due(Catchup *catchup, Engine *engine, bool behind,
+							  CaptureStream *stream);
 extern bool catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine);
 
 #endif							/* FLUSSO_WORKER_CATCHUP_H */

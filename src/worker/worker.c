@@ -463,7 +463,7 @@ run(WorkerState *ws)
 				ws->restart_reason = "a table an index reads was rewritten or altered";
 			batch_reset(ws->batch);
 		}
-		if (catchup_build_due(&ws->catchup, ws->engine, more) &&
+		if (catchup_build_due(&ws->catchup, ws->engine, more, ws->stream) &&
 			!catchup_build(&ws->catchup, ws->entry, ws->engine))
 		{
 			exit = WORKER_EXTENSION_GONE;

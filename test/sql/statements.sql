@@ -94,6 +94,26 @@ SELECT flusso_test_statement('shelf_stats', 'build');
 -- of the ids at hand ($3, after the key array and the default) that built
 -- nothing
 SELECT flusso_test_statement('shelf', 'write');
+
+-- the search vector of text fields: a key of the document read with ->,
+-- a field of a joined row through its JSON path, in the order of the fields
+SELECT flusso_create_index('shelf_text', $$
+version: 1
+table: shelf
+primary_key: id
+fields:
+  - text: description
+    column: desc
+    required: true
+  - has_many: notes
+    table: references
+    foreign_key: from
+    primary_key: id
+    fields:
+      - text: group
+        required: false
+$$);
+SELECT flusso_test_statement('shelf_text', 'write');
 \pset tuples_only off
 \pset format aligned
 

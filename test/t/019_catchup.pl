@@ -4,7 +4,10 @@
 # document once; held back while 60,000 documents are added, it writes
 # them in transactions none longer than flusso.max_transaction_duration
 # (pg_stat_activity.xact_start, sampled), and confirms the slot only past
-# what it wrote.
+# what it wrote.  Owing many documents while a large write is under way
+# (changes of a transaction in progress already decoded), it waits for
+# that write before it builds them, and builds each once; a small change
+# made meanwhile elsewhere does not wait.
 
 use strict;
 use warnings;
@@ -123,5 +126,61 @@ cmp_ok($longest, '<', 0.5 + 0.25,
 	"no transaction of the worker stayed open longer than flusso.max_transaction_duration (longest $longest s)");
 is($node->safe_psql('shop', q{SELECT count(*) FROM flusso_verify('things')}), '0',
 	'every document equals a fresh build');
+
+# Rows loaded in one transaction, the rows related to them in the next one:
+# built once, with their related rows, not once before those.
+$node->safe_psql('shop', q{
+CREATE TABLE members (id int PRIMARY KEY, name text NOT NULL);
+CREATE TABLE purchases (id int PRIMARY KEY, member_id int NOT NULL);
+CREATE INDEX ON purchases (member_id);
+CREATE TABLE scratch (id int);
+SELECT flusso_create_index('members', $$
+version: 1
+table: members
+primary_key: id
+fields:
+  - text: name
+    required: true
+  - count: purchaseCount
+    table: purchases
+    foreign_key: member_id
+$$);
+SELECT count(*) FROM flusso_provision();
+});
+$node->poll_query_until('shop', q{SELECT bool_and(phase = 'live') FROM flusso_status()})
+  or die 'the members index is not live';
+ok(caught_up(), 'members seeded');
+$node->safe_psql('shop', q{
+TRUNCATE built;
+CREATE TRIGGER note_built BEFORE INSERT ON flusso_docs.members
+FOR EACH ROW EXECUTE FUNCTION public.note_built();
+});
+my $captured = $node->safe_psql('shop', 'SELECT max(changes_captured) FROM flusso_status()');
+# the purchases' transaction is in progress when the members' commits: the
+# worker has decoded its 25,000 changes by the time it resolves the members
+my $writer = $node->background_psql('shop');
+$writer->query_safe('BEGIN; INSERT INTO purchases SELECT g, g FROM generate_series(1, 25000) g');
+$node->safe_psql('shop', q{INSERT INTO members SELECT g, 'member ' || g FROM generate_series(1, 25000) g});
+$node->poll_query_until('shop', qq{SELECT max(changes_captured) >= $captured + 25000 FROM flusso_status()})
+  or die 'the worker does not resolve the members';
+$writer->query_safe('COMMIT');
+$writer->quit;
+ok(caught_up(), 'caught up on 25,000 members and their purchases');
+is($node->safe_psql('shop', q{SELECT count(*) || ' builds of ' || count(DISTINCT id) || ' documents' FROM built}),
+	'25000 builds of 25000 documents', 'each member built once, after its purchase');
+is($node->safe_psql('shop', q{SELECT count(*) FROM flusso_docs.members WHERE (doc ->> 'purchaseCount')::int = 1}),
+	'25000', 'every member counts its purchase');
+
+# A large write under way does not hold back a change owing a few documents.
+$writer = $node->background_psql('shop');
+$writer->query_safe('BEGIN; INSERT INTO scratch SELECT g FROM generate_series(1, 30000) g');
+$node->safe_psql('shop', q{UPDATE members SET name = 'renamed' WHERE id = 1});
+# (max_build_delay is 10 minutes: waiting for the write would time out)
+ok($node->poll_query_until('shop', q{SELECT doc ->> 'name' = 'renamed' FROM flusso_docs.members WHERE id = '1'}),
+	'one change is built while a large write is in progress');
+$writer->query_safe('ROLLBACK');
+$writer->quit;
+is($node->safe_psql('shop', q{SELECT count(*) FROM flusso_verify('members')}), '0',
+	'every member equals a fresh build');
 
 done_testing();
