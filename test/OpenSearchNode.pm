@@ -165,6 +165,37 @@ sub caught_up
 		       AND state = 'retired')});
 }
 
+# What flusso queued for OpenSearch so far (the outbox's sequence), the
+# documents it wrote (flusso_status().documents_written) and those the
+# shipper shipped, for $index in database $db.
+sub ship_counters
+{
+	my ($node, $db, $index) = @_;
+	my ($queued, $written, $shipped) = split /\|/, $node->safe_psql(
+		$db, qq{SELECT (SELECT last_value FROM flusso.outbox_seq),
+		documents_written, shipped FROM flusso_status() WHERE index = '$index'});
+	return { queued => $queued, written => $written, shipped => $shipped };
+}
+
+# How ship_counters grew over $sql, once $settled returns true (checked).
+sub ship_growth
+{
+	my ($node, $db, $index, $sql, $settled) = @_;
+	my $before = ship_counters($node, $db, $index);
+	$node->safe_psql($db, $sql);
+	ok($settled->(), "caught up after: $sql");
+	my $after = ship_counters($node, $db, $index);
+	return { map { $_ => $after->{$_} - $before->{$_} } keys %$after };
+}
+
+# The _version of document $id in $index, or "HTTP <status>".
+sub version_of
+{
+	my ($self, $index, $id) = @_;
+	my ($status, $doc) = $self->request('GET', "/$index/_doc/$id");
+	return $status == 200 ? $doc->{_version} : "HTTP $status";
+}
+
 # Compare every document PostgreSQL builds for $index (flusso_build over
 # the ids of its root table's keys, given as SQL) with what $alias holds;
 # returns the ids that differ, are missing or are extra.

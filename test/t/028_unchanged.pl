@@ -62,32 +62,15 @@ $node->safe_psql('shop',
 ok(OpenSearchNode::caught_up($node, 'shop', 'people'), 'seeded into both sinks');
 is($os->count('t-people'), $n, "OpenSearch holds the $n documents");
 
-# What the worker queued, wrote and the shipper shipped so far.
-sub counters
-{
-	my ($queued, $written, $shipped) = split /\|/, $node->safe_psql(
-		'shop', q{SELECT (SELECT last_value FROM flusso.outbox_seq),
-		documents_written, shipped FROM flusso_status() WHERE index = 'people'});
-	return { queued => $queued, written => $written, shipped => $shipped };
-}
 
-# The counters' growth over $sql, once both sinks caught up with it.
+# The counters' growth over $sql, once caught up.
 sub growth
 {
-	my ($sql) = @_;
-	my $before = counters();
-	$node->safe_psql('shop', $sql);
-	ok(OpenSearchNode::caught_up($node, 'shop', 'people'), "caught up after: $sql");
-	my $after = counters();
-	return { map { $_ => $after->{$_} - $before->{$_} } keys %$after };
+	return OpenSearchNode::ship_growth($node, 'shop', 'people', $_[0],
+		sub { OpenSearchNode::caught_up($node, 'shop', 'people') });
 }
 
-sub version_of
-{
-	my ($id) = @_;
-	my ($status, $doc) = $os->request('GET', "/t-people/_doc/$id");
-	return $status == 200 ? $doc->{_version} : "HTTP $status";
-}
+sub version_of { return $os->version_of('t-people', $_[0]) }
 
 my %version = map { $_ => version_of($_) } (1, 6);
 my $stored = $node->safe_psql('shop', 'SELECT max(updated_at) FROM flusso_docs.people');

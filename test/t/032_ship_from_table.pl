@@ -54,13 +54,6 @@ $node->safe_psql('shop',
 ok(OpenSearchNode::caught_up($node, 'shop', 'people'), 'seeded into both sinks');
 is($os->count('t-people'), $n, "OpenSearch holds the $n documents");
 
-sub counters
-{
-	my ($queued, $written, $shipped) = split /\|/, $node->safe_psql(
-		'shop', q{SELECT (SELECT last_value FROM flusso.outbox_seq),
-		documents_written, shipped FROM flusso_status() WHERE index = 'people'});
-	return { queued => $queued, written => $written, shipped => $shipped };
-}
 
 # Both sinks caught up, and the worker has read the WAL past its last write.
 sub settled
@@ -72,22 +65,13 @@ sub settled
 		   WHERE slot_name LIKE 'flusso_%'});
 }
 
+# The counters' growth over $sql, once caught up.
 sub growth
 {
-	my ($sql) = @_;
-	my $before = counters();
-	$node->safe_psql('shop', $sql);
-	ok(settled(), "caught up after: $sql");
-	my $after = counters();
-	return { map { $_ => $after->{$_} - $before->{$_} } keys %$after };
+	return OpenSearchNode::ship_growth($node, 'shop', 'people', $_[0], \&settled);
 }
 
-sub version_of
-{
-	my ($id) = @_;
-	my ($status, $doc) = $os->request('GET', "/t-people/_doc/$id");
-	return $status == 200 ? $doc->{_version} : "HTTP $status";
-}
+sub version_of { return $os->version_of('t-people', $_[0]) }
 
 # OpenSearch holds what the table sink holds, and what flusso_build() builds.
 sub mirrored
