@@ -460,9 +460,3 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 	}
 }
 
-/* Wait for a bulk in flight; its response lives in the bulk's context. */
-void
-bulk_wait(BulkBatch *b)
-{
-	http_finish(b->req);
-}

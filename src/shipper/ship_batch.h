@@ -74,7 +74,6 @@ typedef struct Outcome
 extern BulkBatch *bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations,
 							   ShipCursor *cursor, HTAB *busy,
 							   bool *worked, bool *blocked, char **failure);
-extern void bulk_wait(BulkBatch *b);
 extern bool bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
 extern void bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
 

@@ -147,7 +147,7 @@ land_oldest(Flight *f, ShipStatus *status)
 	Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
 
 	f->flying = list_delete_first(f->flying);
-	bulk_wait(b);
+	http_finish(b->req);		/* its response lands in b's memory */
 	if (!bulk_judge(b, f->rt, &out, status))
 		f->stopping = true;
 	bulk_record(b, f->rt, &out, status);
