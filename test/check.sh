@@ -33,6 +33,7 @@ fi
 
 status=0
 work_dirs=()
+failures=()
 
 echo "== layout"
 bash "$FLUSSO_ROOT/test/layout.sh" "$FLUSSO_ROOT/src" || status=1
@@ -58,6 +59,7 @@ suite() {
 		--temp-instance="$work/tmp_regress" --temp-config="$work/test/cluster.conf" \
 		--dbname=contrib_regression "${regress[@]}"; then
 		[ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"
+		failures+=("PostgreSQL $major, pg_regress: see regression.diffs above")
 		status=1
 	fi
 
@@ -77,12 +79,29 @@ suite() {
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 		TESTDIR="$work" TESTDATADIR="$work/tmp_check" TESTLOGDIR="$work/tmp_check/log" \
 		FLUSSO_TEST_DIR="$work/test" FLUSSO_REQUIRE_OPENSEARCH=1 \
-		prove --timer "${files[@]}"); then
-		for log in "$work"/tmp_check/log/*.log; do
-			[ -f "$log" ] && { echo "--- $log (tail)"; tail -n 40 "$log"; }
-		done
+		prove --timer "${files[@]}") 2>&1 | tee "$work/prove.out"; then
+		report_tap_failures "$major" "$work"
 		status=1
 	fi
+}
+
+# report_tap_failures MAJOR WORK: the logs of the TAP files prove failed,
+# whole enough to read, and for the summary printed last, each failed
+# check with what it got and expected
+report_tap_failures() {
+	local major=$1 work=$2 name failed
+	failed=$(sed -n 's|^test/t/\([0-9a-z_]*\)\.pl .*(Wstat.*|\1|p' "$work/prove.out" | sort -u)
+	[ -n "$failed" ] || failed=$(grep -o 'test/t/[0-9a-z_]*\.pl' "$work/prove.out" | tail -n 1 | sed 's|test/t/||; s|\.pl||')
+	for name in $failed; do
+		for log in "$work"/tmp_check/log/*"$name"*; do
+			[ -f "$log" ] && { echo "--- $log (tail)"; tail -n 60 "$log"; }
+		done
+		failures+=("PostgreSQL $major, $name.pl:")
+		while IFS= read -r line; do
+			failures+=("  $line")
+		done < <(grep -h -A4 -E '^not ok|^# +Failed test|^# Looks like|died' \
+			"$work/tmp_check/log/regress_log_$name" 2>/dev/null | grep -v '^--$' | head -n 24)
+	done
 }
 
 regress=("$@")
@@ -110,6 +129,7 @@ for version in $versions; do
 				make --no-print-directory installcheck PG_CONFIG="$PG_CONFIG" \
 				PROVE_TESTS=test/t/001_extension.pl); then
 				[ -f "$pkg/tree/regression.diffs" ] && cat "$pkg/tree/regression.diffs"
+				failures+=("PostgreSQL 15, make installcheck: see its output above")
 				status=1
 			fi
 			as_cluster_user "$PG_BINDIR/pg_ctl" -D "$pkg/data" -m fast -w stop >/dev/null
@@ -153,5 +173,6 @@ if [ $status -eq 0 ]; then
 	echo "check.sh: all tests passed"
 else
 	echo "check.sh: FAILED (outputs kept in ${work_dirs[*]})"
+	[ ${#failures[@]} -gt 0 ] && printf '%s\n' "== what failed" "${failures[@]}"
 fi
 exit $status
