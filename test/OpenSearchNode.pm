@@ -165,14 +165,15 @@ sub caught_up
 		       AND state = 'retired')});
 }
 
-# What flusso queued for OpenSearch so far (the outbox's sequence), the
+# What flusso queued for OpenSearch so far (the outbox's sequence: 0
+# before its first value, which a seed by ranges leaves unused), the
 # documents it wrote (flusso_status().documents_written) and those the
 # shipper shipped, for $index in database $db.
 sub ship_counters
 {
 	my ($node, $db, $index) = @_;
 	my ($queued, $written, $shipped) = split /\|/, $node->safe_psql(
-		$db, qq{SELECT (SELECT last_value FROM flusso.outbox_seq),
+		$db, qq{SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM flusso.outbox_seq),
 		documents_written, shipped FROM flusso_status() WHERE index = '$index'});
 	return { queued => $queued, written => $written, shipped => $shipped };
 }

@@ -168,17 +168,19 @@ doc_estimated_rows(const DocumentQuery *q, Oid owner)
 
 /*
  * Up to limit root keys in key order, after the key after (from the start
- * when NULL) and up to the key upto included (none when NULL).
+ * when NULL) and, when bounded, up to the key upto included (none when
+ * NULL).
  */
-List *
-doc_read_keys(const DocumentQuery *q, Oid owner, char **after, char **upto, int limit)
+static List *
+read_keys(const DocumentQuery *q, Oid owner, char **after, bool bounded, char **upto,
+		  int limit)
 {
 	StringInfoData sql;
 	Oid		   *argtypes = palloc(sizeof(Oid) * (2 * q->nkeys + 1));
 	Datum	   *values = palloc(sizeof(Datum) * (2 * q->nkeys + 1));
 	int			nargs = 0;
 
-	if (upto == NULL)
+	if (bounded && upto == NULL)
 		return NIL;
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s r WHERE %s", key_list(q, "::pg_catalog.text"),
@@ -193,17 +195,41 @@ doc_read_keys(const DocumentQuery *q, Oid owner, char **after, char **upto, int 
 			values[nargs++] = CStringGetTextDatum(after[i]);
 		}
 	}
-	appendStringInfo(&sql, " AND ROW(%s) OPERATOR(pg_catalog.<=) %s", key_list(q, ""),
-					 key_params(q, nargs + 1));
-	for (int i = 0; i < q->nkeys; i++)
+	if (bounded)
 	{
-		argtypes[nargs] = TEXTOID;
-		values[nargs++] = CStringGetTextDatum(upto[i]);
+		appendStringInfo(&sql, " AND ROW(%s) OPERATOR(pg_catalog.<=) %s", key_list(q, ""),
+						 key_params(q, nargs + 1));
+		for (int i = 0; i < q->nkeys; i++)
+		{
+			argtypes[nargs] = TEXTOID;
+			values[nargs++] = CStringGetTextDatum(upto[i]);
+		}
 	}
 	argtypes[nargs] = INT4OID;
 	values[nargs++] = Int32GetDatum(limit);
 	appendStringInfo(&sql, " ORDER BY %s LIMIT $%d", key_list(q, ""), nargs);
 	return select_keys(q, owner, sql.data, nargs, argtypes, values);
+}
+
+/*
+ * Up to limit root keys in key order, after the key after (from the start
+ * when NULL) and up to the key upto included (none when NULL): a seed's
+ * chunk.
+ */
+List *
+doc_read_keys(const DocumentQuery *q, Oid owner, char **after, char **upto, int limit)
+{
+	return read_keys(q, owner, after, true, upto, limit);
+}
+
+/*
+ * Up to limit root keys in key order after the key after (from the start
+ * when NULL), to the end of the table: a range the shipper seeds.
+ */
+List *
+doc_read_keys_after(const DocumentQuery *q, Oid owner, char **after, int limit)
+{
+	return read_keys(q, owner, after, false, NULL, limit);
 }
 
 /*

@@ -3,9 +3,10 @@
  * ship.c
  *	  One _bulk request of an index: the oldest queued documents not yet
  *	  in flight, built from the current rows as the index's owner, composed
- *	  for every generation that takes them; and, once it ended, what became
- *	  of each recorded.  How many are in flight at once, and in what order
- *	  they go, is ship_flight.c's.
+ *	  for every generation that takes them (or the next keys of a seed
+ *	  range, ship_range.c); and, once it ended, what became of each
+ *	  recorded.  How many are in flight at once, and in what order they
+ *	  go, is ship_flight.c's.
  *
  * Rows are read in version order, after the last row the turn sent, at
  * most as many as the cap allows (the server's bulk_max_documents items,
@@ -134,6 +135,12 @@ compose(BulkBatch *b, int max_bytes)
 		ListCell   *lc;
 		int			first = nitems;
 
+		/* a seed range's key whose row builds nothing: nothing to seed */
+		if (b->range != NULL && r->doc == NULL)
+		{
+			b->consumed = i + 1;
+			continue;
+		}
 		resetStringInfo(&row);
 		r->largest_item = 0;
 		foreach(lc, b->targets)
@@ -156,6 +163,7 @@ compose(BulkBatch *b, int max_bytes)
 		r->first_item = first;
 		r->nitems = nitems - first;
 		b->nitems = nitems;
+		b->consumed = i + 1;
 	}
 	pfree(row.data);
 }
@@ -257,8 +265,11 @@ prepare(BulkBatch *b, char **failure)
 	}
 	SPI_connect();
 	/* rows first: a statement's snapshot sees every generation before it */
-	read_rows(b);
-	if (!read_targets(b))
+	if (b->range != NULL)
+		range_read(b);
+	else
+		read_rows(b);
+	if (b->range != NULL ? b->nrows > 0 && !range_targets(b) : !read_targets(b))
 	{
 		SPI_finish();
 		xact_commit();
@@ -285,15 +296,17 @@ prepare(BulkBatch *b, char **failure)
 
 /*
  * Read, build and compose a bulk: the oldest queued rows of x after
- * *cursor, which is moved past the last row the bulk sends, none of them
- * in busy.  NULL when there is nothing to send: *blocked is set when the
- * next row is in flight, *worked when rows were read (rows that no
- * generation takes any more are forgotten here), *failure when the
- * documents could not be built.
+ * *cursor, which is moved past the last row the bulk sends, or with range
+ * the next keys of the range; none of them in busy.  NULL when there is
+ * nothing to send: *blocked is set when the next row is in flight,
+ * *worked when rows were read (rows that no generation takes any more are
+ * forgotten here), *failure when the documents could not be built.  A
+ * range's bulk whose keys all build nothing has no request: it only moves
+ * the range's cursor, in turn.
  */
-BulkBatch *
-bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
-			 HTAB *busy, bool *worked, bool *blocked, char **failure)
+static BulkBatch *
+prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
+			  RangeCursor *range, HTAB *busy, bool *worked, bool *blocked, char **failure)
 {
 	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso bulk",
 												  ALLOCSET_DEFAULT_SIZES);
@@ -304,6 +317,7 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
 	b->context = context;
 	b->limit = Max(1, rt->items_cap / generations);
 	b->after = cursor;
+	b->range = range;
 	b->busy = busy;
 	if (!prepare(b, failure))
 	{
@@ -321,6 +335,11 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
 	if (b->nitems > 0)
 		b->req = http_bulk_request(x->server, b->body.data, b->body.len);
 	MemoryContextSwitchTo(old);
+	if (range != NULL)
+	{
+		range_consumed(b);
+		return b;
+	}
 	if (b->nitems == 0)
 	{
 		/* rows of a seed no generation takes any more: nothing to send */
@@ -344,6 +363,36 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
 }
 
 /*
+ * The next bulk of a turn: queued rows and, while a generation is seeded
+ * by ranges, its ranges, taking turns when both have documents to send
+ * (so that neither starves the other under load); see prepare_batch().
+ */
+BulkBatch *
+bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
+			 RangeCursor *range, HTAB *busy, bool *worked, bool *blocked, char **failure)
+{
+	bool		range_first = range_wanted(range) && range->next;
+	BulkBatch  *b = NULL;
+
+	for (int attempt = 0; attempt < 2 && b == NULL && *failure == NULL; attempt++)
+	{
+		bool		from_range = (attempt == 0) == range_first;
+		bool		busy_first = false;
+
+		if (from_range && !range_wanted(range))
+			continue;
+		b = prepare_batch(x, rt, from_range ? 1 : generations, cursor,
+						  from_range ? range : NULL, busy, worked, &busy_first, failure);
+		*blocked |= busy_first;
+		if (b != NULL)
+			range->next = !from_range;
+	}
+	if (b != NULL)
+		*blocked = false;
+	return b;
+}
+
+/*
  * A bulk was answered 413, too large.  Only a document that alone is
  * larger than bulk_max_bytes, and went alone, is refused for good: into
  * *out, as rejected.  Anything else (a cluster or a proxy that takes less
@@ -355,14 +404,18 @@ static void
 too_large(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 {
 	ShipIndex  *x = b->x;
+	QueuedRow  *alone = NULL;
 	int			sent = 0;
 
 	for (int i = 0; i < b->nrows; i++)
 	{
 		if (b->rows[i].first_item >= 0)
+		{
+			alone = &b->rows[i];
 			sent++;
+		}
 	}
-	if (sent == 1 && b->rows[0].largest_item > x->server->bulk_max_bytes)
+	if (sent == 1 && alone->largest_item > x->server->bulk_max_bytes)
 	{
 		BulkItemResult *result = palloc0(sizeof(BulkItemResult));
 
@@ -370,8 +423,8 @@ too_large(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 		result->status = 413;
 		result->error_type = "request_entity_too_large";
 		result->reason = psprintf("the document alone is larger than bulk_max_bytes (%d bytes), and the cluster refused it (%d bytes)",
-								  x->server->bulk_max_bytes, b->rows[0].largest_item);
-		out->rejected = list_make1(&b->rows[0]);
+								  x->server->bulk_max_bytes, alone->largest_item);
+		out->rejected = list_make1(alone);
 		out->rejections = list_make1(result);
 		return;
 	}
@@ -396,6 +449,12 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 	BulkItemResult *results;
 	char	   *problem;
 
+	/* a range's keys that all built nothing: there was nothing to send */
+	if (req == NULL)
+	{
+		out->answered = true;
+		return true;
+	}
 	if (req->status == 413)
 	{
 		too_large(b, rt, out, status);
@@ -428,7 +487,7 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 {
 	ShipIndex  *x = b->x;
 
-	if (out->done != NIL || out->rejected != NIL)
+	if (out->done != NIL || out->rejected != NIL || (b->range != NULL && out->answered))
 		ship_record_batch(b, out);
 	if (!out->answered)
 		return;
@@ -456,7 +515,8 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 	{
 		status->went_through = true;
 		/* after a 413, the cap grows back as bulks go through */
-		rt->items_cap = Min(x->server->bulk_max_documents, rt->items_cap * 2);
+		if (b->req != NULL)
+			rt->items_cap = Min(x->server->bulk_max_documents, rt->items_cap * 2);
 	}
 }
 

@@ -41,6 +41,22 @@ typedef struct ShipCursor
 	int64		seq;
 } ShipCursor;
 
+/*
+ * The seed ranges of a generation a turn ships (ship_range.c): its keys
+ * after the last one recorded, read in key order.
+ */
+typedef struct RangeCursor
+{
+	ShipGeneration *g;			/* NULL: no generation to seed by ranges */
+	int			nkeys;
+	bool		known;			/* after read from the catalog */
+	char	  **after;			/* the last key read, NULL: from the start */
+	bool		end;			/* a read found no key after it */
+	bool		broken;			/* a range bulk of the turn failed */
+	bool		next;			/* the next bulk is a range's, if it can */
+	MemoryContext context;		/* the turn's */
+} RangeCursor;
+
 typedef struct BulkBatch
 {
 	ShipIndex  *x;
@@ -56,6 +72,9 @@ typedef struct BulkBatch
 	int			nitems;
 	HttpRequest *req;
 	bool		stale;			/* not read: the catalog changed since the pass */
+	RangeCursor *range;			/* a range's bulk, or NULL: the outbox's */
+	char	  ***keys;			/* a range's: the root key of each row */
+	int			consumed;		/* a range's: rows sent or building nothing */
 	MemoryContext context;		/* the batch's, outlives the transactions */
 } BulkBatch;
 
@@ -72,7 +91,7 @@ typedef struct Outcome
 
 /* ship.c */
 extern BulkBatch *bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations,
-							   ShipCursor *cursor, HTAB *busy,
+							   ShipCursor *cursor, RangeCursor *range, HTAB *busy,
 							   bool *worked, bool *blocked, char **failure);
 extern bool bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
 extern void bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
@@ -80,7 +99,19 @@ extern void bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus 
 /* ship_flight.c */
 extern bool ship_id_busy(HTAB *busy, uint32 id_hash);
 
+/* ship_range.c */
+extern void range_cursor_init(RangeCursor *range, ShipIndex *x);
+extern bool range_wanted(const RangeCursor *range);
+extern void range_read(BulkBatch *b);
+extern bool range_targets(BulkBatch *b);
+extern void range_consumed(BulkBatch *b);
+extern bool range_went_through(const Outcome *out);
+extern void range_record(BulkBatch *b, const Outcome *out);
+extern bool range_finish(RangeCursor *range);
+
 /* ship_record.c */
 extern void ship_record_batch(BulkBatch *b, Outcome *out);
+extern void ship_record_rejected(const char *index, const QueuedRow *r,
+								 const BulkItemResult *result);
 
 #endif							/* FLUSSO_SHIPPER_SHIP_BATCH_H */

@@ -148,6 +148,8 @@ load_generations(List *indexes, MemoryContext context)
 
 		g->drained = row->drained;
 		g->rejected = row->rejected;
+		g->ranges_version = row->ranges_version;
+		g->ranges_done = row->ranges_done;
 
 		x = find_index(indexes, g->index_name);
 		if (x == NULL)

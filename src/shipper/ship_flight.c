@@ -19,6 +19,10 @@
  * version of a document never follows a newer one, and flusso needs no
  * index.gc_deletes of its own; external versions remain the backstop.
  *
+ * A generation seeded by ranges (ship_range.c) has its bulks in the same
+ * line, taking turns with the queued rows'; their ids count as in flight
+ * too.
+ *
  * Rows queued while bulks fly go as soon as there is room: the worker's
  * commit sets the shipper's latch, and a turn with room for a bulk and
  * nothing to send waits for the latch as well as for the oldest bulk.
@@ -55,6 +59,7 @@ typedef struct Flight
 	int			generations;	/* active ones: a row's items */
 	int			most;			/* bulks in flight at once */
 	ShipCursor	cursor;			/* after the last row sent */
+	RangeCursor range;			/* the seed ranges the turn ships */
 	HTAB	   *busy;			/* BusyId of the rows flying or ready */
 	List	   *flying;			/* BulkBatch, oldest first */
 	BulkBatch  *ready;			/* built, not sent yet */
@@ -113,7 +118,7 @@ prepare_next(Flight *f, ShipStatus *status)
 
 	if (f->ready != NULL || f->drained || f->stopping || GetCurrentTimestamp() >= f->end)
 		return;
-	f->ready = bulk_prepare(f->x, f->rt, f->generations, &f->cursor, f->busy,
+	f->ready = bulk_prepare(f->x, f->rt, f->generations, &f->cursor, &f->range, f->busy,
 							&f->worked, &blocked, &failure);
 	if (f->ready != NULL)
 		mark_busy(f, f->ready, true);
@@ -132,7 +137,9 @@ send_ready(Flight *f, ShipStatus *status)
 {
 	while (f->ready != NULL && !f->stopping && list_length(f->flying) < f->most)
 	{
-		http_start(f->ready->req);
+		/* (a range's bulk without a request only keeps its place in line) */
+		if (f->ready->req != NULL)
+			http_start(f->ready->req);
 		f->flying = lappend(f->flying, f->ready);
 		f->ready = NULL;
 		prepare_next(f, status);
@@ -147,9 +154,13 @@ land_oldest(Flight *f, ShipStatus *status)
 	Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
 
 	f->flying = list_delete_first(f->flying);
-	http_finish(b->req);		/* its response lands in b's memory */
+	if (b->req != NULL)
+		http_finish(b->req);	/* its response lands in b's memory */
 	if (!bulk_judge(b, f->rt, &out, status))
 		f->stopping = true;
+	/* a range bulk not done with: the cursor stays before its keys */
+	if (b->range != NULL && !range_went_through(&out))
+		b->range->broken = true;
 	bulk_record(b, f->rt, &out, status);
 	release(f, b);
 }
@@ -189,9 +200,12 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 	f.busy = hash_create("flusso ids in flight", 1024, &ctl,
 						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
+	range_cursor_init(&f.range, x);
 	prepare_next(&f, status);
 	for (;;)
 	{
+		HttpRequest *oldest;
+
 		send_ready(&f, status);
 		if (f.flying == NIL)
 			break;
@@ -201,8 +215,9 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 		 * worker queues while the oldest flies (it sets the latch at
 		 * commit) goes at once, not after the oldest landed.
 		 */
+		oldest = ((BulkBatch *) linitial(f.flying))->req;
 		if (f.drained && !f.stopping && list_length(f.flying) < f.most &&
-			!http_finish_or_latch(((BulkBatch *) linitial(f.flying))->req))
+			oldest != NULL && !http_finish_or_latch(oldest))
 		{
 			f.drained = false;
 			prepare_next(&f, status);
@@ -218,5 +233,8 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 		prepare_next(&f, status);
 	}
 	hash_destroy(f.busy);
+	/* every range shipped: the next pass may serve the generation */
+	if (range_finish(&f.range))
+		f.worked = true;
 	return f.worked;
 }

@@ -4,7 +4,8 @@
  *	  What became of a bulk's rows, recorded in a transaction of its own:
  *	  the rows done leave the outbox, the rows refused for good go to
  *	  flusso.rejected (and with on_error 'stop' the index stops shipping),
- *	  and the rows to try again stay.
+ *	  and the rows to try again stay.  A seed range's bulk moves its
+ *	  generation's cursor instead (ship_range.c).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -66,8 +67,9 @@ forget_rows(const char *index, List *rows)
 	return forgotten;
 }
 
-static void
-reject_row(const char *index, const QueuedRow *r, const BulkItemResult *result)
+/* Row r is refused for good, for the reason result says. */
+void
+ship_record_rejected(const char *index, const QueuedRow *r, const BulkItemResult *result)
 {
 	catalog_record_rejected(index, r->id, r->version, result->status,
 							result->error_type ? result->error_type : "unknown",
@@ -111,11 +113,16 @@ ship_record_batch(BulkBatch *b, Outcome *out)
 		stop_index(index, list_length(out->rejected),
 				   first->error_type ? first->error_type : "unknown");
 	}
-	forget_rows(index, out->done);
-	forboth(lc, out->rejected, rc, out->rejections)
+	if (b->range != NULL)
+		range_record(b, out);
+	else
 	{
-		if (forget_rows(index, list_make1(lfirst(lc))) > 0)
-			reject_row(index, lfirst(lc), lfirst(rc));
+		forget_rows(index, out->done);
+		forboth(lc, out->rejected, rc, out->rejections)
+		{
+			if (forget_rows(index, list_make1(lfirst(lc))) > 0)
+				ship_record_rejected(index, lfirst(lc), lfirst(rc));
+		}
 	}
 	SPI_finish();
 	xact_commit();

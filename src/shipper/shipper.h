@@ -35,6 +35,8 @@ typedef struct ShipGeneration
 	int64		truncate_version;	/* -1: none */
 	bool		drained;		/* nothing queued up to seeded_version waits */
 	int64		rejected;		/* documents rejected since it was created */
+	int64		ranges_version; /* seeded by ranges, at it; -1: by the queue */
+	bool		ranges_done;	/* every range shipped */
 	char	   *create_body;	/* settings and mappings, to create it */
 	char	   *live_settings;	/* replicas and refresh, once seeded */
 	OpenSearchServer *server;	/* NULL: the server is gone */

@@ -37,6 +37,11 @@
  * (seeding), its end marks it seeded; the shipper creates the OpenSearch
  * index, ships, and once every document queued before the seed ended is
  * shipped, moves the alias to it (served) and retires the one before.
+ * The seed's own documents are not queued: the shipper reads the root
+ * keys in key order and ships their documents a range at a time, built
+ * from the current rows, at the version the generation began with (below
+ * that of every change queued for it since, so a change always wins), and
+ * a generation serves once every range is shipped as well.
  * Dropping the index retires them all, and the shipper deletes them (or,
  * kept, forgets them).
  *
@@ -107,7 +112,9 @@ opensearch_sink_drop(const IndexSink *sink, bool keep)
 
 /*
  * Queue ids (text[], distinct) with version; a seed's chunk queues for the
- * generations being seeded only.  The shipper is woken once the caller's
+ * generations being seeded only, and nothing while the generation being
+ * seeded is seeded by ranges: the shipper reads its keys itself
+ * (shipper/ship_range.c).  The shipper is woken once the caller's
  * transaction has committed, not polled for: before the commit it would
  * find nothing, and after it, nothing else tells it.
  */
@@ -115,10 +122,11 @@ static int64
 opensearch_sink_queue(const IndexSink *sink, SinkTarget target, Datum ids, XLogRecPtr version)
 {
 	CatalogUser saved;
-	uint64		queued;
+	uint64		queued = 0;
 
 	catalog_become_owner(&saved);
-	queued = outbox_queue(sink->index, ids, version, target == SINK_NEXT);
+	if (target != SINK_NEXT || !generation_seeding_by_ranges(sink->index))
+		queued = outbox_queue(sink->index, ids, version, target == SINK_NEXT);
 	catalog_restore_user(&saved);
 	if (queued > 0)
 		request_shipping_at_commit();

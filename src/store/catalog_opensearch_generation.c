@@ -12,19 +12,29 @@
  * transaction, in a SPI connection of its own; what it returns is
  * allocated in the caller's memory context.
  *
+ * A generation begun since 0.6.0 is seeded by ranges: the shipper reads
+ * the root keys and ships their documents a range at a time, recording
+ * the last key shipped in the generation's row, and the seed queues none
+ * (sink/opensearch_sink.c).  The library works with the older catalog
+ * until ALTER EXTENSION UPDATE: without the ranges columns, a generation
+ * is seeded by the queue, as before.
+ *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 
 #include "store/catalog_opensearch_generation.h"
 #include "store/store_spi.h"
+#include "util/text_array.h"
 
 static uint64
 run_for_index(const char *index, const char *sql, int expected)
@@ -43,6 +53,22 @@ record(const char *sql, int64 generation, int64 arg2, int expected)
 	Datum		values[2] = {Int64GetDatum(generation), Int64GetDatum(arg2)};
 
 	(void) store_run(sql, strstr(sql, "$2") ? 2 : 1, types, values, expected);
+}
+
+/*
+ * Does the catalog have the ranges columns (0.6.0 on)?  Looked up in the
+ * system caches, as every verb runs in a transaction.
+ */
+static bool
+ranges_in_catalog(void)
+{
+	Oid			schema = get_namespace_oid("flusso", true);
+	Oid			table;
+
+	if (!OidIsValid(schema))
+		return false;
+	table = get_relname_relid("opensearch_generation", schema);
+	return OidIsValid(table) && get_attnum(table, "ranges_version") != InvalidAttrNumber;
 }
 
 /* Is a generation of index not retired (serving or on its way)? */
@@ -84,13 +110,41 @@ generation_begin(const char *index, const char *server, Oid owner,
 	values[2] = ObjectIdGetDatum(owner);
 	values[3] = CStringGetTextDatum(alias);
 	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(settings));
-	(void) store_run("INSERT INTO flusso.opensearch_generation "
-			   "(generation, index_name, server_name, owner, alias, concrete, settings, state) "
-			   "SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
-			   "pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
-			   "$5, 'seeding' "
-			   "FROM pg_catalog.nextval('flusso.generation_seq') g",
-			   5, types, values, SPI_OK_INSERT);
+	if (ranges_in_catalog())
+		(void) store_run("INSERT INTO flusso.opensearch_generation "
+				   "(generation, index_name, server_name, owner, alias, concrete, settings, state, "
+				   "ranges_version) "
+				   "SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
+				   "pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
+				   "$5, 'seeding', "
+				   "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), '0/0')::pg_catalog.int8 "
+				   "FROM pg_catalog.nextval('flusso.generation_seq') g",
+				   5, types, values, SPI_OK_INSERT);
+	else
+		(void) store_run("INSERT INTO flusso.opensearch_generation "
+				   "(generation, index_name, server_name, owner, alias, concrete, settings, state) "
+				   "SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
+				   "pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
+				   "$5, 'seeding' "
+				   "FROM pg_catalog.nextval('flusso.generation_seq') g",
+				   5, types, values, SPI_OK_INSERT);
+}
+
+/*
+ * Is a generation of index being seeded by ranges (the shipper reads its
+ * documents' keys itself, and a seed's chunk queues none)?
+ */
+bool
+generation_seeding_by_ranges(const char *index)
+{
+	if (!ranges_in_catalog())
+		return false;
+	return run_for_index(index,
+						 "SELECT 1 FROM flusso.opensearch_generation "
+						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						 "AND state OPERATOR(pg_catalog.=) 'seeding' "
+						 "AND ranges_version IS NOT NULL",
+						 SPI_OK_SELECT) > 0;
 }
 
 /* Retire the generations of index being seeded; how many. */
@@ -158,21 +212,26 @@ generation_load_all(void)
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *rows = NIL;
 
+	/* before 0.6.0, no generation is seeded by ranges */
+	const char *ranges = ranges_in_catalog()
+		? "COALESCE(g.ranges_version, -1), g.ranges_done"
+		: "-1::pg_catalog.int8, false";
+
 	SPI_connect();
-	if (SPI_execute("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
-					"g.alias, g.concrete, g.state, g.created, g.keep, "
-					"COALESCE(g.seeded_version, -1), COALESCE(g.truncate_version, -1), "
-					"(g.settings OPERATOR(pg_catalog.->>) 'shards')::pg_catalog.int4, "
-					"pg_catalog.jsonb_build_object('index', pg_catalog.jsonb_build_object("
-					"'number_of_replicas', (g.settings OPERATOR(pg_catalog.->>) 'replicas')::pg_catalog.int4, "
-					"'refresh_interval', g.settings OPERATOR(pg_catalog.->>) 'refresh_interval'))::pg_catalog.text, "
-					"NOT EXISTS (SELECT 1 FROM flusso.outbox o "
-					"WHERE o.index_name OPERATOR(pg_catalog.=) g.index_name "
-					"AND o.version OPERATOR(pg_catalog.<=) g.seeded_version), "
-					"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
-					"WHERE r.index_name OPERATOR(pg_catalog.=) g.index_name "
-					"AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at) "
-					"FROM flusso.opensearch_generation g ORDER BY g.generation",
+	if (SPI_execute(psprintf("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
+							 "g.alias, g.concrete, g.state, g.created, g.keep, "
+							 "COALESCE(g.seeded_version, -1), COALESCE(g.truncate_version, -1), "
+							 "(g.settings OPERATOR(pg_catalog.->>) 'shards')::pg_catalog.int4, "
+							 "pg_catalog.jsonb_build_object('index', pg_catalog.jsonb_build_object("
+							 "'number_of_replicas', (g.settings OPERATOR(pg_catalog.->>) 'replicas')::pg_catalog.int4, "
+							 "'refresh_interval', g.settings OPERATOR(pg_catalog.->>) 'refresh_interval'))::pg_catalog.text, "
+							 "NOT EXISTS (SELECT 1 FROM flusso.outbox o "
+							 "WHERE o.index_name OPERATOR(pg_catalog.=) g.index_name "
+							 "AND o.version OPERATOR(pg_catalog.<=) g.seeded_version), "
+							 "(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+							 "WHERE r.index_name OPERATOR(pg_catalog.=) g.index_name "
+							 "AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at), %s "
+							 "FROM flusso.opensearch_generation g ORDER BY g.generation", ranges),
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.opensearch_generation");
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -198,6 +257,10 @@ generation_load_all(void)
 		g->live_settings = SPI_getvalue(tuple, desc, 13);
 		g->drained = DatumGetBool(SPI_getbinval(tuple, desc, 14, &isnull));
 		g->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 15, &isnull));
+		g->ranges_version = DatumGetInt64(SPI_getbinval(tuple, desc, 16, &isnull));
+		g->ranges_done = DatumGetBool(SPI_getbinval(tuple, desc, 17, &isnull));
+		/* seeded by ranges, it is drained once every range is shipped too */
+		g->drained = g->drained && (g->ranges_version < 0 || g->ranges_done);
 		rows = lappend(rows, g);
 		MemoryContextSwitchTo(spi);
 	}
@@ -279,6 +342,63 @@ void
 generation_created(int64 generation)
 {
 	record("UPDATE flusso.opensearch_generation SET created = true, updated_at = pg_catalog.now() "
+		   "WHERE generation OPERATOR(pg_catalog.=) $1", generation, 0, SPI_OK_UPDATE);
+}
+
+/*
+ * The last root key of generation shipped by ranges (nkeys values), in
+ * the caller's memory context; NULL when none was.  Read-only.
+ */
+char **
+generation_ranges_after(int64 generation, int nkeys)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(generation)};
+	MemoryContext caller = CurrentMemoryContext;
+	char	  **key = NULL;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT ranges_after FROM flusso.opensearch_generation "
+							  "WHERE generation OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read generation " INT64_FORMAT, generation);
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		after = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			key = text_array_to_strings(after, nkeys);
+			MemoryContextSwitchTo(spi);
+			if (key == NULL)
+				elog(ERROR, "generation " INT64_FORMAT " has a last key of another length than %d",
+					 generation, nkeys);
+		}
+	}
+	SPI_finish();
+	return key;
+}
+
+/* Generation shipped the ranges up to key (nkeys values) included. */
+void
+generation_ranges_advance(int64 generation, char **key, int nkeys)
+{
+	Oid			types[2] = {INT8OID, TEXTARRAYOID};
+	Datum		values[2] = {Int64GetDatum(generation), text_array_from_strings(key, nkeys)};
+
+	(void) store_run("UPDATE flusso.opensearch_generation SET ranges_after = $2, "
+					 "updated_at = pg_catalog.now() WHERE generation OPERATOR(pg_catalog.=) $1",
+					 2, types, values, SPI_OK_UPDATE);
+}
+
+/* Generation shipped every range. */
+void
+generation_ranges_finish(int64 generation)
+{
+	record("UPDATE flusso.opensearch_generation SET ranges_done = true, updated_at = pg_catalog.now() "
 		   "WHERE generation OPERATOR(pg_catalog.=) $1", generation, 0, SPI_OK_UPDATE);
 }
 

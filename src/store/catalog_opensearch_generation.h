@@ -32,6 +32,8 @@ typedef struct GenerationRow
 	char	   *live_settings;
 	bool		drained;
 	int64		rejected;
+	int64		ranges_version; /* -1: seeded by the queue */
+	bool		ranges_done;
 } GenerationRow;
 
 /* the worker's, through the OpenSearch sink */
@@ -39,6 +41,7 @@ extern bool generation_any_active(const char *index);
 extern bool generation_any_seeding(const char *index);
 extern void generation_begin(const char *index, const char *server, Oid owner,
 							 const char *alias, const char *settings);
+extern bool generation_seeding_by_ranges(const char *index);
 extern uint64 generation_retire_seeding(const char *index);
 extern void generation_seeded(const char *index);
 extern void generation_truncate(const char *index, XLogRecPtr version);
@@ -50,6 +53,9 @@ extern List *generation_load_all(void);
 extern int64 *generation_targets(const char *index, int *n);
 extern void generation_created(int64 generation);
 extern void generation_emptied(int64 generation, int64 truncate_version);
+extern char **generation_ranges_after(int64 generation, int nkeys);
+extern void generation_ranges_advance(int64 generation, char **key, int nkeys);
+extern void generation_ranges_finish(int64 generation);
 extern void generation_serve(int64 generation);
 extern bool generation_retire_served(int64 generation);
 extern void generation_forget(int64 generation);

@@ -62,7 +62,7 @@ ok( $node->poll_query_until('readers', q{SELECT phase = 'live' FROM flusso_statu
 is($node->safe_psql('readers', 'SELECT count(*) FROM flusso_docs.things'), $rows,
 	'every document was seeded into the table');
 
-# the OpenSearch sink: the shipper reads the outbox while chunks are queued
+# the OpenSearch sink: the shipper reads the root keys while the seed runs
 $node->safe_psql('readers', q{SELECT flusso_set_sinks('things', ARRAY['table', 'search'], '{"replicas": 0}')});
 ok(OpenSearchNode::caught_up($node, 'readers', 'things'), 'seeded into OpenSearch');
 is($os->count('r-things'), $rows, 'every document was shipped');
