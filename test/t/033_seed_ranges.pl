@@ -6,7 +6,8 @@
 # ranges ship win over them.  A shipper ended mid-seed resumes after the
 # last key it recorded: OpenSearch indexes each document about once, not
 # twice.  Bulks refused for now, or cut off, are shipped again: no key is
-# passed over.
+# passed over.  A database still at 0.5.0 seeds by the queue, and finishes
+# so a seed that ALTER EXTENSION UPDATE overtakes.
 
 use strict;
 use warnings;
@@ -166,5 +167,59 @@ is_deeply($os->differences($node, 'shop', 'items', 't-items', ids_of('items')), 
 	'every document equals flusso_build()');
 is($proxy->stats->{id_overlaps}, 0, 'no id was in two bulks in flight');
 $proxy->stop;
+
+# 5. A database whose flusso objects are 0.5.0 seeds by the queue with this
+# library, and keeps doing so for the generation being seeded when ALTER
+# EXTENSION UPDATE adds the ranges columns mid-seed; the next seed goes by
+# ranges.
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql(
+	'old', qq{
+	CREATE EXTENSION flusso VERSION '0.5.0';
+	CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL);
+	INSERT INTO items SELECT i, 'item ' || i FROM generate_series(1, 3000) i;
+	CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
+		OPTIONS (url '$url', index_prefix 'o-', bulk_max_documents '10');
+	SELECT flusso_create_index('items', \$\$
+version: 1
+table: items
+primary_key: id
+fields:
+  - keyword: name
+    required: true
+\$\$);
+	SELECT count(*) FROM flusso_provision()});
+$node->poll_query_until('old', q{SELECT phase = 'live' FROM flusso_status()})
+  or die 'the old index is not live';
+
+# OpenSearchNode::caught_up() for a second database (a second slot)
+sub old_caught_up
+{
+	my $lsn = $node->safe_psql('old', 'SELECT pg_current_wal_insert_lsn()');
+	return $node->poll_query_until(
+		'old', qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
+		  WHERE database = current_database() AND slot_name LIKE 'flusso_%')
+		  AND (SELECT phase = 'live' AND ship_pending = 0 FROM flusso_status())
+		  AND (SELECT bool_and(state = 'served') FROM flusso.opensearch_generation)});
+}
+$node->safe_psql('old', q{SELECT flusso_set_sinks('items', ARRAY['search'], '{"replicas": 0}')});
+$node->poll_query_until('old', q{SELECT ship_pending BETWEEN 1 AND 2900 FROM flusso_status()})
+  or die 'the old seed does not queue';
+$node->safe_psql('old', 'ALTER EXTENSION flusso UPDATE');
+$node->safe_psql('old', q{UPDATE items SET name = name || ' updated' WHERE id % 100 = 0});
+$node->safe_psql('old', q{ALTER SERVER search OPTIONS (SET bulk_max_documents '1000')});
+ok(old_caught_up(), 'updated mid-seed, the queued seed completes');
+is($node->safe_psql('old', q{SELECT ranges_version IS NULL FROM flusso.opensearch_generation}), 't',
+	'that generation was seeded by the queue');
+is_deeply($os->differences($node, 'old', 'items', 'o-items', 'SELECT id::text FROM items'), [],
+	'every document equals flusso_build()');
+my $old_queued = OpenSearchNode::ship_counters($node, 'old', 'items')->{queued};
+$node->safe_psql('old', q{SELECT flusso_resnapshot('items')});
+ok(old_caught_up(), 'seeded again');
+is($node->safe_psql('old', q{SELECT ranges_done FROM flusso.opensearch_generation}), 't',
+	'by ranges, once updated');
+is(OpenSearchNode::ship_counters($node, 'old', 'items')->{queued}, $old_queued, 'queueing nothing');
+is_deeply($os->differences($node, 'old', 'items', 'o-items', 'SELECT id::text FROM items'), [],
+	'every document equals flusso_build()');
 
 done_testing();
