@@ -11,7 +11,9 @@
  * watermark).  A row queued again keeps the higher version; the shipper
  * builds the document from the current rows when it ships it, so the
  * version never carries older content than it says.  Rows a seed's chunk
- * queued (seed_only) are shipped to the generations being seeded only.
+ * queued (seed_only) are shipped to the generations being seeded only:
+ * that is the seed of a generation begun before 0.6.0, as the others are
+ * seeded by ranges (below).
  *
  * With the table sink on, OpenSearch mirrors it once nothing is being
  * seeded: the index has the table sink and is not to be seeded, one
