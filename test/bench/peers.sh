@@ -47,7 +47,8 @@
 # backends; the worker's and the shipper's own CPU is printed beside.
 #
 # Sizes scale with BENCH_SCALE (default 1); BENCH_SYSTEMS (default "flusso
-# rust pgsync") chooses the systems.  Waits give up after BENCH_TIMEOUT
+# rust pgsync") chooses the systems; BENCH_SEED_ONLY=1 measures the seed
+# alone (the full run takes over an hour at full size).  Waits give up after BENCH_TIMEOUT
 # (default 1800) seconds and say so.
 #
 set -euo pipefail
@@ -426,6 +427,7 @@ for system in $systems; do
 	r[$system.seed_differ]=$(differ "$alias")
 	echo "  seed: ${r[$system.seed_differ]} documents differ from a fresh build"
 	"${system}_stop" "$alias"
+	[ "${BENCH_SEED_ONLY:-0}" = 1 ] && continue
 
 	# 2. bulk: the system running on empty tables but user 0
 	export BENCH_DB=${system}_live
