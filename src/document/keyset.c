@@ -167,6 +167,22 @@ doc_estimated_rows(const DocumentQuery *q, Oid owner)
 }
 
 /*
+ * " AND ROW(r.k1, r.k2) op ROW($n::t1, $n+1::t2)" appended to sql, with
+ * key's values bound as the next parameters.
+ */
+static void
+compare_key(const DocumentQuery *q, StringInfo sql, const char *op, char **key,
+			Oid *argtypes, Datum *values, int *nargs)
+{
+	appendStringInfo(sql, " AND ROW(%s) %s %s", key_list(q, ""), op, key_params(q, *nargs + 1));
+	for (int i = 0; i < q->nkeys; i++)
+	{
+		argtypes[*nargs] = TEXTOID;
+		values[(*nargs)++] = CStringGetTextDatum(key[i]);
+	}
+}
+
+/*
  * Up to limit root keys in key order, after the key after (from the start
  * when NULL) and, when bounded, up to the key upto included (none when
  * NULL).
@@ -186,25 +202,9 @@ read_keys(const DocumentQuery *q, Oid owner, char **after, bool bounded, char **
 	appendStringInfo(&sql, "SELECT %s FROM %s r WHERE %s", key_list(q, "::pg_catalog.text"),
 					 q->root_from, keys_not_null(q));
 	if (after)
-	{
-		appendStringInfo(&sql, " AND ROW(%s) OPERATOR(pg_catalog.>) %s", key_list(q, ""),
-						 key_params(q, nargs + 1));
-		for (int i = 0; i < q->nkeys; i++)
-		{
-			argtypes[nargs] = TEXTOID;
-			values[nargs++] = CStringGetTextDatum(after[i]);
-		}
-	}
+		compare_key(q, &sql, "OPERATOR(pg_catalog.>)", after, argtypes, values, &nargs);
 	if (bounded)
-	{
-		appendStringInfo(&sql, " AND ROW(%s) OPERATOR(pg_catalog.<=) %s", key_list(q, ""),
-						 key_params(q, nargs + 1));
-		for (int i = 0; i < q->nkeys; i++)
-		{
-			argtypes[nargs] = TEXTOID;
-			values[nargs++] = CStringGetTextDatum(upto[i]);
-		}
-	}
+		compare_key(q, &sql, "OPERATOR(pg_catalog.<=)", upto, argtypes, values, &nargs);
 	argtypes[nargs] = INT4OID;
 	values[nargs++] = Int32GetDatum(limit);
 	appendStringInfo(&sql, " ORDER BY %s LIMIT $%d", key_list(q, ""), nargs);
