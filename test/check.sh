@@ -101,8 +101,8 @@ report_tap_failures() {
 		failures+=("PostgreSQL $major, $name.pl:")
 		while IFS= read -r line; do
 			failures+=("  $line")
-		done < <(grep -h -A4 -E '^not ok|^# +Failed test|^# Looks like|died' \
-			"$work/tmp_check/log/regress_log_$name" 2>/dev/null | grep -v '^--$' | head -n 24)
+		done < <(sed 's/^\[[0-9:.]*\]([0-9.]*s) //' "$work/tmp_check/log/regress_log_$name" 2>/dev/null |
+			grep -A4 -E '^not ok|^# +Failed test|^# Looks like|died' | grep -v '^--$' | head -n 24)
 	done
 }
 

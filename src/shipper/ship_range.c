@@ -193,7 +193,7 @@ range_record(BulkBatch *b, const Outcome *out)
 		ship_record_rejected(b->x->name, lfirst(lc), lfirst(rc));
 	if (!b->range->broken && b->consumed > 0)
 		generation_ranges_advance(b->range->g->generation, b->keys[b->consumed - 1],
-								  b->range->nkeys);
+								  b->range->nkeys, b->consumed);
 }
 
 /*

@@ -168,9 +168,10 @@ start(void *arg)
 
 	seed->max_key = largest ? copy_key(seed->context, largest, seed->nkeys) : NULL;
 	seed->total = seed->max_key ? engine_estimated_rows(seed->ei) : 0;
-	engine_next_begin(seed->ei);
+	/* (the row first: an OpenSearch generation takes its estimate) */
 	catalog_start_seed(engine_index_name(seed->ei), engine_index_version(seed->ei),
 					   seed->max_key, seed->nkeys, seed->total);
+	engine_next_begin(seed->ei);
 }
 
 /*

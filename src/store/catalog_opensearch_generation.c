@@ -59,8 +59,8 @@ record(const char *sql, int64 generation, int64 arg2, int expected)
  * Does the catalog have the ranges columns (0.6.0 on)?  Looked up in the
  * system caches, as every verb runs in a transaction.
  */
-static bool
-ranges_in_catalog(void)
+bool
+generation_ranges_in_catalog(void)
 {
 	Oid			schema = get_namespace_oid("flusso", true);
 	Oid			table;
@@ -96,7 +96,9 @@ generation_any_seeding(const char *index)
 /*
  * A new generation of index to seed, on server, owned by owner, behind
  * alias: its OpenSearch index is named <alias>-g<generation>-<random>,
- * created with settings (jsonb text).
+ * created with settings (jsonb text); seeded by ranges from the current
+ * WAL position, with the estimate of the seed's row (the seed writes it
+ * first).
  */
 void
 generation_begin(const char *index, const char *server, Oid owner,
@@ -110,14 +112,15 @@ generation_begin(const char *index, const char *server, Oid owner,
 	values[2] = ObjectIdGetDatum(owner);
 	values[3] = CStringGetTextDatum(alias);
 	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(settings));
-	if (ranges_in_catalog())
+	if (generation_ranges_in_catalog())
 		(void) store_run("INSERT INTO flusso.opensearch_generation "
 				   "(generation, index_name, server_name, owner, alias, concrete, settings, state, "
-				   "ranges_version) "
+				   "ranges_version, ranges_estimate) "
 				   "SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
 				   "pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
 				   "$5, 'seeding', "
-				   "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), '0/0')::pg_catalog.int8 "
+				   "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), '0/0')::pg_catalog.int8, "
+				   "(SELECT s.total FROM flusso.seed s WHERE s.index_name OPERATOR(pg_catalog.=) $1) "
 				   "FROM pg_catalog.nextval('flusso.generation_seq') g",
 				   5, types, values, SPI_OK_INSERT);
 	else
@@ -137,7 +140,7 @@ generation_begin(const char *index, const char *server, Oid owner,
 bool
 generation_seeding_by_ranges(const char *index)
 {
-	if (!ranges_in_catalog())
+	if (!generation_ranges_in_catalog())
 		return false;
 	return run_for_index(index,
 						 "SELECT 1 FROM flusso.opensearch_generation "
@@ -213,7 +216,7 @@ generation_load_all(void)
 	List	   *rows = NIL;
 
 	/* before 0.6.0, no generation is seeded by ranges */
-	const char *ranges = ranges_in_catalog()
+	const char *ranges = generation_ranges_in_catalog()
 		? "COALESCE(g.ranges_version, -1), g.ranges_done"
 		: "-1::pg_catalog.int8, false";
 
@@ -382,16 +385,21 @@ generation_ranges_after(int64 generation, int nkeys)
 	return key;
 }
 
-/* Generation shipped the ranges up to key (nkeys values) included. */
+/*
+ * Generation shipped the ranges up to key (nkeys values) included, read
+ * keys more.
+ */
 void
-generation_ranges_advance(int64 generation, char **key, int nkeys)
+generation_ranges_advance(int64 generation, char **key, int nkeys, int64 read)
 {
-	Oid			types[2] = {INT8OID, TEXTARRAYOID};
-	Datum		values[2] = {Int64GetDatum(generation), text_array_from_strings(key, nkeys)};
+	Oid			types[3] = {INT8OID, TEXTARRAYOID, INT8OID};
+	Datum		values[3] = {Int64GetDatum(generation), text_array_from_strings(key, nkeys),
+	Int64GetDatum(read)};
 
 	(void) store_run("UPDATE flusso.opensearch_generation SET ranges_after = $2, "
+					 "ranges_shipped = ranges_shipped OPERATOR(pg_catalog.+) $3, "
 					 "updated_at = pg_catalog.now() WHERE generation OPERATOR(pg_catalog.=) $1",
-					 2, types, values, SPI_OK_UPDATE);
+					 3, types, values, SPI_OK_UPDATE);
 }
 
 /* Generation shipped every range. */

@@ -36,6 +36,8 @@ typedef struct GenerationRow
 	bool		ranges_done;
 } GenerationRow;
 
+extern bool generation_ranges_in_catalog(void);
+
 /* the worker's, through the OpenSearch sink */
 extern bool generation_any_active(const char *index);
 extern bool generation_any_seeding(const char *index);
@@ -54,7 +56,7 @@ extern int64 *generation_targets(const char *index, int *n);
 extern void generation_created(int64 generation);
 extern void generation_emptied(int64 generation, int64 truncate_version);
 extern char **generation_ranges_after(int64 generation, int nkeys);
-extern void generation_ranges_advance(int64 generation, char **key, int nkeys);
+extern void generation_ranges_advance(int64 generation, char **key, int nkeys, int64 read);
 extern void generation_ranges_finish(int64 generation);
 extern void generation_serve(int64 generation);
 extern bool generation_retire_served(int64 generation);

@@ -19,6 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
+#include "store/catalog_opensearch_generation.h"
 #include "store/catalog_sink.h"
 
 /* The rows of index, by sink (read-only). */
@@ -144,8 +145,28 @@ catalog_resume_shipping(const char *index)
 }
 
 /*
- * How every OpenSearch sink ships (read-only): rows queued, the age of the
- * oldest, documents rejected, the stop.
+ * The documents a generation of s.index_name seeded by ranges has left to
+ * ship, about: the root rows its seed estimated less the keys read so
+ * far, at least 1 until every range is shipped.  0 before 0.6.0, when no
+ * generation is seeded by ranges.
+ */
+static const char *
+ranges_left_sql(void)
+{
+	if (!generation_ranges_in_catalog())
+		return "0";
+	return "COALESCE((SELECT pg_catalog.sum(GREATEST(COALESCE(g.ranges_estimate, 0) "
+		"OPERATOR(pg_catalog.-) g.ranges_shipped, 1))::pg_catalog.int8 "
+		"FROM flusso.opensearch_generation g "
+		"WHERE g.index_name OPERATOR(pg_catalog.=) s.index_name "
+		"AND g.ranges_version IS NOT NULL AND NOT g.ranges_done "
+		"AND g.state OPERATOR(pg_catalog.<>) 'retired'), 0)";
+}
+
+/*
+ * How every OpenSearch sink ships (read-only): documents to ship (rows
+ * queued, and those a seed by ranges has left), the age of the oldest
+ * row, documents rejected, the stop.
  */
 List *
 catalog_shipping_rows(void)
@@ -155,15 +176,17 @@ catalog_shipping_rows(void)
 	List	   *rows = NIL;
 
 	SPI_connect();
-	if (SPI_execute("SELECT s.index_name, "
-					"(SELECT pg_catalog.count(*) FROM flusso.outbox o "
-					" WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
-					"(SELECT EXTRACT(EPOCH FROM pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) "
-					"  pg_catalog.min(o.queued_at))::pg_catalog.float8 FROM flusso.outbox o "
-					" WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
-					"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
-					" WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), "
-					"s.stopped FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+	if (SPI_execute(psprintf("SELECT s.index_name, "
+							 "(SELECT pg_catalog.count(*) FROM flusso.outbox o "
+							 " WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name) "
+							 "OPERATOR(pg_catalog.+) %s, "
+							 "(SELECT EXTRACT(EPOCH FROM pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) "
+							 "  pg_catalog.min(o.queued_at))::pg_catalog.float8 FROM flusso.outbox o "
+							 " WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
+							 "(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+							 " WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), "
+							 "s.stopped FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+							 ranges_left_sql()),
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the OpenSearch sinks");
 	spi = MemoryContextSwitchTo(caller);

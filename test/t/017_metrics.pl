@@ -85,15 +85,16 @@ ok( $node->poll_query_until(
 	'once seeded, it is 0');
 
 # An OpenSearch sink: a row of its own, beside the table sink or alone.
-# The server does not answer: its documents stay pending, with no rate to
-# estimate from.
+# The server does not answer: its documents stay pending (those of the
+# seed by ranges, from the root table's estimated rows), with no rate to
+# estimate from, once the worker has seeded.
 $node->safe_psql('library', q{CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
 	OPTIONS (url 'http://127.0.0.1:1')});
 $node->safe_psql('library', q{SELECT flusso_set_sinks('authors', ARRAY['table', 'search'])});
 is(sinks(), 'authors:opensearch:search authors:table:- books:table:-',
 	'an index with the table and an OpenSearch sink has a row for each');
 ok( $node->poll_query_until(
-		'library', q{SELECT pending > 0 AND last_error IS NOT NULL AND eta_seconds IS NULL
+		'library', q{SELECT phase = 'live' AND pending > 0 AND last_error IS NOT NULL AND eta_seconds IS NULL
 		  FROM flusso_stat WHERE index = 'authors' AND sink = 'opensearch'}),
 	'documents pending for an unreachable server: its error, and no estimate');
 is( $node->safe_psql('library',

@@ -127,6 +127,12 @@ $node->poll_query_until('shop', q{SELECT ranges_after[1]::int > 2000
   or die 'the ranges do not move';
 my $concrete = $node->safe_psql('shop', q{SELECT concrete FROM flusso.opensearch_generation
 		WHERE index_name = 'items' AND state IN ('seeding', 'seeded')});
+my ($pending, $left) = split /\|/, $node->safe_psql('shop', q{SELECT s.ship_pending,
+		(SELECT count(*) FROM items WHERE id > (SELECT ranges_after[1]::int FROM flusso.opensearch_generation
+		 WHERE index_name = 'items' AND state IN ('seeding', 'seeded')))
+		FROM flusso_status() s WHERE s.index = 'items'});
+cmp_ok(abs($pending - $left), '<=', 0.1 * $left + 50,
+	"flusso_status() counts the documents the ranges have left, about ($pending for $left keys)");
 my $pid = $node->safe_psql('shop', q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'flusso shipper'});
 $node->safe_psql('shop', "SELECT pg_terminate_backend($pid)");
 $node->poll_query_until('shop', qq{SELECT count(*) = 1 FROM pg_stat_activity
