@@ -185,19 +185,32 @@ sub library_workload
 
 # Start $count random statements of library_workload over database library
 # in the background, once they have begun to write; returns the IPC::Run
-# handle and a reference to what psql writes to stderr.
+# handle and a reference to what psql writes to stderr.  The workload takes
+# an advisory lock first and holds it to its end: it has begun once the
+# lock shows in pg_locks, or once it ended (a quick one may end between two
+# looks).  A row it wrote is no sign: its TRUNCATEs and DELETEs may leave
+# none.
+my $workload_lock = 20261202;
 sub start_library_workload
 {
 	my ($node, $count, $name) = @_;
 	my $file = "$PostgreSQL::Test::Utils::tmp_check/$name.sql";
-	PostgreSQL::Test::Utils::append_to_file($file, library_workload($count, '', 0));
+	PostgreSQL::Test::Utils::append_to_file($file,
+		library_workload($count, "SELECT pg_advisory_lock($workload_lock);", 0));
 	my ($out, $err) = ('', '');
 	my $workload = IPC::Run::start(
 		[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('library'), '-f', $file ],
 		'>', \$out, '2>', \$err);
-	$node->poll_query_until('library', 'SELECT count(*) > 0 FROM loans WHERE id > 3')
-	  or die 'the workload does not start';
-	return ($workload, \$err);
+	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		return ($workload, \$err) unless $workload->pumpable;
+		return ($workload, \$err)
+		  if $node->safe_psql('library', qq{SELECT count(*) > 0 FROM pg_catalog.pg_locks
+				WHERE locktype = 'advisory' AND objid = $workload_lock AND granted}) eq 't';
+		select(undef, undef, undef, 0.1);
+		$workload->pump_nb;
+	}
+	die 'the workload does not start';
 }
 
 # Poll until the worker of database $db has confirmed the current WAL

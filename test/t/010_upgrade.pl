@@ -29,7 +29,7 @@ ok(library_caught_up($node), 'the 0.1.0 objects seed and stream with the new lib
 # The update while a workload writes; the slot's position is sampled
 # throughout and must never go back.
 srand(20261201);
-my ($workload, $err) = start_library_workload($node, 3000, 'upgrade_workload');
+my ($workload, $err) = start_library_workload($node, 20000, 'upgrade_workload');
 my @positions;
 sub sample
 {
