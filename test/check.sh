@@ -102,7 +102,8 @@ report_tap_failures() {
 		while IFS= read -r line; do
 			failures+=("  $line")
 		done < <(sed 's/^\[[0-9:.]*\]([0-9.]*s) //' "$work/tmp_check/log/regress_log_$name" 2>/dev/null |
-			grep -A4 -E '^not ok|^# +Failed test|^# Looks like|died' | grep -v '^--$' | head -n 24)
+			grep -A4 -E '^not ok|^# +Failed test|^# Looks like|^# poll_query_until timed out| at [^ ]+ line [0-9]+\.$' |
+			grep -v '^--$' | head -n 24)
 	done
 }
 
