@@ -103,8 +103,11 @@ build_rows(void *arg)
 	for (int i = 0; i < b->nrows; i++)
 		ids[i] = b->rows[i].id;
 	old = MemoryContextSwitchTo(b->context);
-	/* while OpenSearch mirrors the table sink, what it stores (ship_stored.c) */
-	docs = ship_stored_docs(b->x, ids, b->nrows);
+	/*
+	 * while OpenSearch mirrors the table sink, what it stores (ship_stored.c);
+	 * never while a generation is seeded, as it is for a range's bulk
+	 */
+	docs = b->range != NULL ? NULL : ship_stored_docs(b->x, ids, b->nrows);
 	if (docs == NULL)
 		docs = doc_build_ids(query, b->x->owner, ids, b->nrows);
 	MemoryContextSwitchTo(old);
