@@ -25,6 +25,7 @@
 #include "ipc/requests.h"
 #include "store/catalog_index.h"
 #include "store/store_spi.h"
+#include "util/spi_cache.h"
 
 /*
  * Run a statement with name as $1 (and version as $2, when given) in a
@@ -298,9 +299,9 @@ catalog_indexes_signature(const char *sinks_of_name)
 
 	initStringInfo(&buf);
 	SPI_connect();
-	if (SPI_execute(psprintf("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid, %s) "
-							 "FROM flusso.index ORDER BY name", sinks_of_name),
-					true, 0) != SPI_OK_SELECT)
+	if (spi_execute_cached(psprintf("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid, %s) "
+									"FROM flusso.index ORDER BY name", sinks_of_name),
+						   0, NULL, NULL, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.index");
 	for (uint64 i = 0; i < SPI_processed; i++)
 		appendStringInfo(&buf, "%s;", SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));

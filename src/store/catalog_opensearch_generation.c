@@ -35,6 +35,7 @@
 #include "store/catalog_opensearch_generation.h"
 #include "store/store_spi.h"
 #include "util/text_array.h"
+#include "util/spi_cache.h"
 
 static uint64
 run_for_index(const char *index, const char *sql, int expected)
@@ -281,10 +282,10 @@ generation_targets(const char *index, int *n)
 	int64	   *generations;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT generation FROM flusso.opensearch_generation "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND state OPERATOR(pg_catalog.<>) 'retired'",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+	if (spi_execute_cached("SELECT generation FROM flusso.opensearch_generation "
+						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						   "AND state OPERATOR(pg_catalog.<>) 'retired'",
+						   1, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.opensearch_generation");
 	*n = (int) SPI_processed;
 	generations = MemoryContextAlloc(caller, sizeof(int64) * Max(*n, 1));
@@ -315,19 +316,19 @@ generation_mirroring_table(const char *index)
 	int64		served = 0;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT g.generation FROM flusso.opensearch_generation g "
-							  "WHERE g.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND g.state OPERATOR(pg_catalog.=) 'served' "
-							  "AND NOT EXISTS (SELECT 1 FROM flusso.opensearch_generation o "
-							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND (o.state OPERATOR(pg_catalog.=) 'seeding' "
-							  "OR o.state OPERATOR(pg_catalog.=) 'seeded')) "
-							  "AND EXISTS (SELECT 1 FROM flusso.index i "
-							  "WHERE i.name OPERATOR(pg_catalog.=) $1 AND NOT i.needs_seed) "
-							  "AND EXISTS (SELECT 1 FROM flusso.sink s "
-							  "WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND s.sink OPERATOR(pg_catalog.=) 'table')",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+	if (spi_execute_cached("SELECT g.generation FROM flusso.opensearch_generation g "
+						   "WHERE g.index_name OPERATOR(pg_catalog.=) $1 "
+						   "AND g.state OPERATOR(pg_catalog.=) 'served' "
+						   "AND NOT EXISTS (SELECT 1 FROM flusso.opensearch_generation o "
+						   "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+						   "AND (o.state OPERATOR(pg_catalog.=) 'seeding' "
+						   "OR o.state OPERATOR(pg_catalog.=) 'seeded')) "
+						   "AND EXISTS (SELECT 1 FROM flusso.index i "
+						   "WHERE i.name OPERATOR(pg_catalog.=) $1 AND NOT i.needs_seed) "
+						   "AND EXISTS (SELECT 1 FROM flusso.sink s "
+						   "WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
+						   "AND s.sink OPERATOR(pg_catalog.=) 'table')",
+						   1, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.opensearch_generation");
 	if (SPI_processed == 1)
 	{
@@ -361,9 +362,9 @@ generation_ranges_after(int64 generation, int nkeys)
 	char	  **key = NULL;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT ranges_after FROM flusso.opensearch_generation "
-							  "WHERE generation OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+	if (spi_execute_cached("SELECT ranges_after FROM flusso.opensearch_generation "
+						   "WHERE generation OPERATOR(pg_catalog.=) $1",
+						   1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read generation " INT64_FORMAT, generation);
 	if (SPI_processed == 1)
 	{
@@ -444,11 +445,11 @@ generation_retire_served(int64 generation)
 	bool		retired;
 
 	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.opensearch_generation SET state = 'retired', "
-							  "keep = false, updated_at = pg_catalog.now() "
-							  "WHERE generation OPERATOR(pg_catalog.=) $1 "
-							  "AND state OPERATOR(pg_catalog.=) 'served'",
-							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+	if (spi_execute_cached("UPDATE flusso.opensearch_generation SET state = 'retired', "
+						   "keep = false, updated_at = pg_catalog.now() "
+						   "WHERE generation OPERATOR(pg_catalog.=) $1 "
+						   "AND state OPERATOR(pg_catalog.=) 'served'",
+						   1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not retire generation " INT64_FORMAT, generation);
 	retired = SPI_processed == 1;
 	SPI_finish();
@@ -477,10 +478,10 @@ generation_served(const char *index, char **server_name, char **alias)
 	char	   *concrete = NULL;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND state OPERATOR(pg_catalog.=) 'served'",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+	if (spi_execute_cached("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
+						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						   "AND state OPERATOR(pg_catalog.=) 'served'",
+						   1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the generations of index \"%s\"", index);
 	if (SPI_processed == 1)
 	{

@@ -24,6 +24,7 @@
 
 #include "store/catalog_outbox.h"
 #include "store/store_spi.h"
+#include "util/spi_cache.h"
 
 /*
  * Queue ids (text[], distinct) of index with version; a row queued again
@@ -124,15 +125,15 @@ outbox_take(const char *index, int limit, const OutboxRow *after,
 	values[3] = Int64GetDatum(after ? after->seq : 0);
 	level = index_paths_begin();
 	SPI_connect();
-	if (SPI_execute_with_args(after == NULL
-							  ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "ORDER BY version, seq LIMIT $2"
-							  : "SELECT id, version, seed_only, seq FROM flusso.outbox "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND (version, seq) OPERATOR(pg_catalog.>) ($3, $4) "
-							  "ORDER BY version, seq LIMIT $2",
-							  after == NULL ? 2 : 4, types, values, NULL, true, 0) != SPI_OK_SELECT)
+	if (spi_execute_cached(after == NULL
+						   ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
+						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						   "ORDER BY version, seq LIMIT $2"
+						   : "SELECT id, version, seed_only, seq FROM flusso.outbox "
+						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						   "AND (version, seq) OPERATOR(pg_catalog.>) ($3, $4) "
+						   "ORDER BY version, seq LIMIT $2",
+						   after == NULL ? 2 : 4, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.outbox");
 	old = MemoryContextSwitchTo(context);
 	nrows = (int) SPI_processed;
@@ -169,13 +170,13 @@ outbox_forget_shipped(const char *index, Datum ids, Datum seqs)
 
 	SPI_connect();
 	/* the rows locked are deleted where they are, by their ctids */
-	if (SPI_execute_with_args("DELETE FROM flusso.outbox WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-							  "SELECT o.ctid FROM flusso.outbox o, "
-							  "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
-							  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq "
-							  "FOR UPDATE OF o SKIP LOCKED))",
-							  3, types, values, NULL, false, 0) != SPI_OK_DELETE)
+	if (spi_execute_cached("DELETE FROM flusso.outbox WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+						   "SELECT o.ctid FROM flusso.outbox o, "
+						   "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
+						   "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+						   "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq "
+						   "FOR UPDATE OF o SKIP LOCKED))",
+						   3, types, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete shipped rows from flusso.outbox");
 	forgotten = SPI_processed;
 	SPI_finish();
@@ -194,8 +195,8 @@ outbox_ids(const char *index)
 	List	   *ids = NIL;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+	if (spi_execute_cached("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+						   1, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the outbox of index \"%s\"", index);
 	spi = MemoryContextSwitchTo(caller);
 	for (uint64 i = 0; i < SPI_processed; i++)

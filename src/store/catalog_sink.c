@@ -21,6 +21,7 @@
 
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_sink.h"
+#include "util/spi_cache.h"
 
 /* The rows of index, by sink (read-only). */
 List *
@@ -33,9 +34,9 @@ catalog_read_sinks(const char *index)
 	List	   *rows = NIL;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY sink",
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+	if (spi_execute_cached("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
+						   "WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY sink",
+						   1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the sinks of index \"%s\"", index);
 	spi = MemoryContextSwitchTo(caller);
 	for (uint64 i = 0; i < SPI_processed; i++)

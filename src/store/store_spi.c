@@ -15,6 +15,7 @@
 #include "executor/spi.h"
 
 #include "store/store_spi.h"
+#include "util/spi_cache.h"
 
 /*
  * Run sql with its parameters, read-write, in an SPI connection of its
@@ -26,7 +27,7 @@ store_run(const char *sql, int nargs, Oid *types, Datum *values, int expected)
 	uint64		processed;
 
 	SPI_connect();
-	if (SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0) != expected)
+	if (spi_execute_cached(sql, nargs, types, values, NULL, false, 0) != expected)
 		elog(ERROR, "could not run \"%s\"", sql);
 	processed = SPI_processed;
 	SPI_finish();

@@ -33,6 +33,7 @@
 
 #include "flusso.h"
 #include "store/stored_docs.h"
+#include "util/spi_cache.h"
 
 /*
  * The documents of ids[0..n-1] into docs[0..n-1], as JSON text in the
@@ -62,12 +63,12 @@ stored_docs_read(const char *index, char **ids, int n, char **docs)
 		id_values[i] = CStringGetTextDatum(ids[i]);
 	values[0] = PointerGetDatum(construct_array(id_values, n, TEXTOID, -1, false, TYPALIGN_INT));
 	SPI_connect();
-	if (SPI_execute_with_args(psprintf("SELECT t.doc::pg_catalog.text "
-									   "FROM pg_catalog.unnest($1) WITH ORDINALITY u(id, n) "
-									   "LEFT JOIN %s t ON t.id OPERATOR(pg_catalog.=) u.id "
-									   "ORDER BY u.n",
-									   quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, index)),
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT ||
+	if (spi_execute_cached(psprintf("SELECT t.doc::pg_catalog.text "
+									"FROM pg_catalog.unnest($1) WITH ORDINALITY u(id, n) "
+									"LEFT JOIN %s t ON t.id OPERATOR(pg_catalog.=) u.id "
+									"ORDER BY u.n",
+									quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, index)),
+						   1, types, values, NULL, true, 0) != SPI_OK_SELECT ||
 		SPI_processed != (uint64) n)
 		elog(ERROR, "could not read the documents of index \"%s\"", index);
 	for (int i = 0; i < n; i++)
