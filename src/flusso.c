@@ -39,6 +39,7 @@ bool		flusso_failover_slot = true;
 int			flusso_max_databases = 64;
 #ifdef FLUSSO_TEST_HOOKS
 char	   *flusso_test_crash_file = NULL;
+char	   *flusso_test_crash_confirmed_file = NULL;
 #endif
 
 extern PGDLLEXPORT void _PG_init(void);
@@ -110,6 +111,11 @@ define_settings(void)
 	DefineCustomStringVariable("flusso.test_crash_file",
 							   "Tests only: crash once between flush and confirm while this file exists.",
 							   NULL, &flusso_test_crash_file, "",
+							   PGC_SIGHUP, GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("flusso.test_crash_confirmed_file",
+							   "Tests only: crash once right after confirming the slot past a commit while this file exists.",
+							   NULL, &flusso_test_crash_confirmed_file, "",
 							   PGC_SIGHUP, GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY,
 							   NULL, NULL, NULL);
 #endif

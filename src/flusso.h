@@ -24,6 +24,7 @@ extern bool flusso_failover_slot;
 extern int	flusso_max_databases;
 #ifdef FLUSSO_TEST_HOOKS
 extern char *flusso_test_crash_file;
+extern char *flusso_test_crash_confirmed_file;
 #endif
 
 /* flusso's schemas: its state, the documents, the seeds' shadow tables */

@@ -32,6 +32,8 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
+
 #include "access/xlog.h"
 #include "access/xlogutils.h"
 #include "miscadmin.h"
@@ -271,24 +273,88 @@ cdc_position(CaptureStream *stream)
 }
 
 /*
- * Confirm that everything before lsn has been applied.  The slot may then
- * free WAL and catalog rows older than that.  It is marked dirty, so that a
- * checkpoint writes it too, and written to disk at most every
- * save_interval_ms: a crash redelivers at most the changes confirmed since.
- * Call this on every turn, also when nothing new was confirmed, so that a
- * confirmation is saved even when the stream goes quiet after it.
+ * Test hook, only in the build `make test` installs: while
+ * flusso.test_crash_confirmed_file exists, crash once right after saving a
+ * confirmation made since this process committed, the file in place.  The
+ * crash takes the WAL buffers with it: had the confirmation come before
+ * that commit was flushed, the commit would be lost while the slot has
+ * moved past the changes it applied.
+ */
+static void
+maybe_crash_after_confirm(bool saved)
+{
+#ifdef FLUSSO_TEST_HOOKS
+	static XLogRecPtr armed_at = InvalidXLogRecPtr;
+	struct stat st;
+
+	if (flusso_test_crash_confirmed_file == NULL ||
+		flusso_test_crash_confirmed_file[0] == '\0' ||
+		stat(flusso_test_crash_confirmed_file, &st) != 0)
+	{
+		armed_at = InvalidXLogRecPtr;
+		return;
+	}
+	if (XLogRecPtrIsInvalid(armed_at))
+	{
+		armed_at = Max(XactLastCommitEnd, 1);
+		return;
+	}
+	if (!saved || XactLastCommitEnd <= armed_at)
+		return;
+	unlink(flusso_test_crash_confirmed_file);
+	elog(PANIC, "flusso: crash injected after a confirmation (%s)",
+		 flusso_test_crash_confirmed_file);
+#endif
+}
+
+/* Confirm lsn now: the commits that applied what precedes it are on disk. */
+static void
+confirm_now(CaptureStream *stream, XLogRecPtr lsn)
+{
+	if (lsn <= stream->confirmed)
+		return;
+	LogicalConfirmReceivedLocation(lsn);
+	ReplicationSlotMarkDirty();
+	stream->confirmed = lsn;
+	stream->unsaved = true;
+	if (stream->waiting <= lsn)
+		stream->waiting = InvalidXLogRecPtr;
+}
+
+/*
+ * Confirm that everything before lsn has been applied by the transactions
+ * this process committed so far.  Those commit asynchronously (the worker
+ * sets synchronous_commit off, as PostgreSQL's own apply workers default
+ * to), so lsn is confirmed only once the last of them is flushed: at once
+ * if it is, or else on a later call, once the WAL writer or another
+ * commit flushed it; a newer position waiting replaces an older one, since
+ * it waits for a later commit.  A crash before then loses at most
+ * unconfirmed work, which the slot delivers again.
+ *
+ * The slot may then free WAL and catalog rows older than that.  It is
+ * marked dirty, so that a checkpoint writes it too, and written to disk at
+ * most every save_interval_ms: a crash redelivers at most the changes
+ * confirmed since.  Call this on every turn, also when nothing new was
+ * confirmed, so that a position waiting for a flush, and a confirmation
+ * not yet saved, are dealt with even when the stream goes quiet.
  */
 void
 cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	XLogRecPtr	flushed = GetFlushRecPtr(NULL);
 
-	if (lsn > stream->confirmed)
+	if (!XLogRecPtrIsInvalid(stream->waiting) && stream->waiting_commit <= flushed)
+		confirm_now(stream, stream->waiting);
+	if (lsn > stream->confirmed && lsn > stream->waiting)
 	{
-		LogicalConfirmReceivedLocation(lsn);
-		ReplicationSlotMarkDirty();
-		stream->confirmed = lsn;
-		stream->unsaved = true;
+		if (XactLastCommitEnd <= flushed)
+			confirm_now(stream, lsn);
+		else
+		{
+			stream->waiting = lsn;
+			stream->waiting_commit = XactLastCommitEnd;
+		}
 	}
 	if (stream->unsaved &&
 		TimestampDifferenceExceeds(stream->saved_at, now, save_interval_ms))
@@ -296,7 +362,10 @@ cdc_confirm(CaptureStream *stream, XLogRecPtr lsn, int save_interval_ms)
 		ReplicationSlotSave();
 		stream->saved_at = now;
 		stream->unsaved = false;
+		maybe_crash_after_confirm(true);
 	}
+	else
+		maybe_crash_after_confirm(false);
 }
 
 /* Drop the slot, which no process holds, if it exists. */
@@ -316,6 +385,12 @@ cdc_close(CaptureStream *stream, bool drop_slot)
 	char		name[NAMEDATALEN];
 
 	strlcpy(name, NameStr(MyReplicationSlot->data.name), NAMEDATALEN);
+	/* what waits for a flush need not be delivered again */
+	if (!drop_slot && !XLogRecPtrIsInvalid(stream->waiting))
+	{
+		XLogFlush(stream->waiting_commit);
+		confirm_now(stream, stream->waiting);
+	}
 	FreeDecodingContext(stream->ctx);
 	if (!drop_slot)
 	{

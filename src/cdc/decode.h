@@ -20,6 +20,8 @@ typedef struct CaptureStream
 	ChangeBatch *batch;			/* where decoded records go */
 	LogicalDecodeCommitCB plugin_commit;	/* the plugin's, which ours wraps */
 	XLogRecPtr	confirmed;		/* last position confirmed */
+	XLogRecPtr	waiting;		/* to confirm once waiting_commit is flushed */
+	XLogRecPtr	waiting_commit; /* the last commit before waiting was due */
 	bool		unsaved;		/* confirmed since the slot was last saved */
 	TimestampTz saved_at;		/* last time the slot was saved to disk */
 	XLogRecPtr	standby_end;	/* what synchronized_standby_slots confirmed */

@@ -44,6 +44,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -298,7 +299,12 @@ begin(Seeder *seeder)
 	return NULL;
 }
 
-/* Commit a watermark row into flusso.signal; false when flusso is gone. */
+/*
+ * Commit a watermark row into flusso.signal, and flush it: the stream
+ * reads flushed WAL only, and the worker commits asynchronously, so the
+ * watermark would otherwise wait for the WAL writer.  False when flusso
+ * is gone.
+ */
 static bool
 insert_watermark(Seed *seed, const char *kind, char *id)
 {
@@ -306,6 +312,7 @@ insert_watermark(Seed *seed, const char *kind, char *id)
 		return false;
 	strlcpy(id, catalog_insert_watermark(kind, engine_index_name(seed->ei)), UUID_TEXT_LEN);
 	end_transaction();
+	XLogFlush(XactLastCommitEnd);
 	return true;
 }
 
