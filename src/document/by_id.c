@@ -20,6 +20,7 @@
 #include "document/by_id.h"
 #include "document/docid.h"
 #include "document/session.h"
+#include "util/spi_cache.h"
 
 /*
  * The documents of ids[0..n-1] as JSON text, in the caller's memory
@@ -38,6 +39,7 @@ doc_build_ids(const DocumentQuery *q, Oid owner, char **ids, int n)
 	Datum	   *id_values = palloc(sizeof(Datum) * Max(n, 1));
 	char	  **parts = palloc(sizeof(char *) * q->nkeys);
 	char	  **docs = palloc0(sizeof(char *) * Max(n, 1));
+	char	   *sql;
 	BuildSession session;
 
 	for (int k = 0; k < q->nkeys; k++)
@@ -61,13 +63,16 @@ doc_build_ids(const DocumentQuery *q, Oid owner, char **ids, int n)
 														-1, false, TYPALIGN_INT));
 	types[nargs - 1] = TEXTARRAYOID;
 
+	sql = psprintf("WITH built AS (%s) SELECT b.doc::pg_catalog.text "
+				   "FROM pg_catalog.unnest($%d::pg_catalog.text[]) WITH ORDINALITY u(id, n) "
+				   "LEFT JOIN built b ON b.id OPERATOR(pg_catalog.=) u.id ORDER BY u.n",
+				   q->sql, nargs);
 	doc_session_begin(&session, owner);
 	SPI_connect();
-	if (SPI_execute_with_args(psprintf("WITH built AS (%s) SELECT b.doc::pg_catalog.text "
-									   "FROM pg_catalog.unnest($%d::pg_catalog.text[]) WITH ORDINALITY u(id, n) "
-									   "LEFT JOIN built b ON b.id OPERATOR(pg_catalog.=) u.id ORDER BY u.n",
-									   q->sql, nargs),
-							  nargs, types, values, NULL, true, 0) != SPI_OK_SELECT ||
+	/* a few ids: the statement's one generic plan (util/spi_cache.c) */
+	if ((n <= SPI_GENERIC_MAX_KEYS
+		 ? spi_execute_generic(sql, nargs, types, values, NULL, true, 0)
+		 : SPI_execute_with_args(sql, nargs, types, values, NULL, true, 0)) != SPI_OK_SELECT ||
 		SPI_processed != (uint64) n)
 		elog(ERROR, "could not build documents by id");
 	for (int i = 0; i < n; i++)
