@@ -38,6 +38,7 @@
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "storage/sinval.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/snapmgr.h"
 
@@ -193,4 +194,18 @@ xact_commit(void)
 	CommitTransactionCommand();
 	resume_decoding();
 	MemoryContextSwitchTo(caller_context);
+}
+
+/*
+ * The same, without waiting for the WAL flush whatever synchronous_commit
+ * says: for a transaction whose loss in a crash is no worse than a crash
+ * just before it, such as the shipper's record of a bulk that went (lost,
+ * its rows are shipped again, as after any crash before the record).
+ */
+void
+xact_commit_unflushed(void)
+{
+	(void) set_config_option("synchronous_commit", "off", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+	xact_commit();
 }

@@ -15,6 +15,7 @@
 
 extern bool xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait);
 extern void xact_commit(void);
+extern void xact_commit_unflushed(void);
 extern void xact_note_decoding(XLogRecPtr upto);
 
 #endif							/* FLUSSO_UTIL_XACT_H */
