@@ -33,7 +33,10 @@
 #     200) tx/s for BENCH_SECONDS (default 35) while latency_probe.py commits
 #     a user's new name about ten times a second and polls by realtime _mget
 #     until it is visible (synchronous_commit on, as in latency.sh);
-#     p50/p95/p99/max, the CPU time, and pgbench's latency.
+#     p50/p95/p99/max, the CPU time, and pgbench's latency.  The same mix
+#     is first run alone (no system, no probe) on the plain database: the
+#     syncing CPU is PostgreSQL's beyond that run's plus the external
+#     processes' (for flusso, its worker and shipper are printed too).
 # After 1, 3 and 4 (once a marker is visible), the documents in OpenSearch are compared with a fresh
 # build from the tables (users.sh's reference): ids and every field of the
 # index, totals as numbers; the count that differ is printed (and, for
@@ -231,6 +234,23 @@ latency() {
 	echo "cpu $((c1 - c0))"
 }
 
+# mix_alone: the same pgbench mix with no system and no probe, on the
+# plain database; prints "pgbench TPS LATENCY_MS" and "cpu CLUSTER_TICKS"
+mix_alone() {
+	local out="$BENCH_DIR/pgbench_alone.out" c0 c1 n0
+	local connection=(-h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -d plain)
+	BENCH_DB=plain bench_psql -c "ALTER SYSTEM SET synchronous_commit = on" -c "SELECT pg_reload_conf()" >/dev/null
+	n0=$(children)
+	c0=$(cluster_ticks)
+	as_cluster_user "$PG_BINDIR/pgbench" -n -c 4 -j 2 -R "$rate" -T "$seconds" -f "$mix" \
+		-D orders="$orders" -D users="$users" "${connection[@]}" >"$out" 2>&1
+	timeout=10 wait_for "pgbench's backends to end" settled "$n0" || true
+	c1=$(cluster_ticks)
+	BENCH_DB=plain bench_psql -c "ALTER SYSTEM RESET synchronous_commit" -c "SELECT pg_reload_conf()" >/dev/null
+	awk '/^tps = / { tps = $3 } /^latency average = / { lat = $4 } END { print "pgbench", tps, lat }' "$out"
+	echo "cpu $((c1 - c0))"
+}
+
 # ---------------------------------------------------------------- systems
 # Each defines SYSTEM_start DB ALIAS (start it, on DB, into ALIAS; for the
 # seed the wall time counts from here), SYSTEM_seeded (true once the seed
@@ -400,6 +420,14 @@ timeout=10 wait_for "the plain load's backend to end" settled "$n0" || true
 c1=$(cluster_ticks)
 plain_ticks=$((c1 - c0))
 echo "plain load (two transactions, no system): $(elapsed "$t0" "$t1") s, cluster CPU $(secs "$plain_ticks") s"
+if [ "${BENCH_SEED_ONLY:-0}" != 1 ]; then
+	out=$(mix_alone)
+	read -r _ alone_tps alone_lat < <(grep '^pgbench' <<<"$out") || true
+	read -r _ alone_ticks < <(grep '^cpu' <<<"$out") || true
+	alone_cpu=$(awk -v t="$alone_ticks" -v hz="$hz" -v s="$seconds" 'BEGIN { printf "%.0f", 100 * t / hz / s }')
+	echo "the update mix at $rate tx/s with no system: PostgreSQL CPU $alone_cpu % of a core;" \
+		"pgbench $alone_tps tps, latency $alone_lat ms"
+fi
 
 declare -A r
 for system in $systems; do
@@ -477,8 +505,11 @@ for system in $systems; do
 	# 4. latency
 	c0=$(cluster_ticks)
 	e0=$("${system}_cpu")
+	[ "$system" = flusso ] && own0=$(flusso_own)
 	out=$(latency "$alias")
 	e1=$("${system}_cpu")
+	own=
+	[ "$system" = flusso ] && own=$(($(flusso_own) - own0))
 	grep -v '^pgbench\|^cpu' <<<"$out" | sed 's/^/  /'
 	read -r _ p50 p95 p99 max _ < <(grep '^OpenSearch' <<<"$out" |
 		sed 's/.*p50 \([0-9]*\)  p95 \([0-9]*\)  p99 \([0-9]*\)  max \([0-9]*\).*/x \1 \2 \3 \4/') || true
@@ -489,8 +520,14 @@ for system in $systems; do
 	r[$system.pg_cpu]=$(awk -v t="$pg" -v hz="$hz" -v s="$seconds" 'BEGIN { printf "%.0f", 100 * t / hz / s }')
 	r[$system.ext_cpu]=$(awk -v t="$((e1 - e0))" -v hz="$hz" -v s="$seconds" 'BEGIN { printf "%.0f", 100 * t / hz / s }')
 	r[$system.pgbench]=$lat
+	# what syncing costs: PostgreSQL's CPU beyond the mix alone's, and the
+	# external processes'
+	r[$system.sync_cpu]=$(awk -v p="${r[$system.pg_cpu]}" -v a="${alone_cpu:-0}" -v e="${r[$system.ext_cpu]}" \
+		'BEGIN { printf "%.0f", p - a + e }')
 	echo "  latency: PostgreSQL CPU ${r[$system.pg_cpu]} % of a core, external ${r[$system.ext_cpu]} %;" \
-		"pgbench $tps tps, latency $lat ms"
+		"syncing ${r[$system.sync_cpu]} % (PostgreSQL's beyond the mix alone's, and the external)${own:+,}" \
+		"${own:+worker and shipper $(awk -v t="$own" -v hz="$hz" -v s="$seconds" 'BEGIN { printf "%.0f", 100 * t / hz / s }') %;}" \
+		"pgbench $tps tps, latency $lat ms (alone: ${alone_lat:-?} ms)"
 	t0=$(clock)
 	marker "$alias" && echo "  caught up $(elapsed "$t0" "$(clock)") s after the run"
 	r[$system.live_differ]=$(differ "$alias")
@@ -499,17 +536,19 @@ for system in $systems; do
 done
 
 echo "== summary ($users users, $orders orders, $updates updates, $rate tx/s)"
-printf '%-8s %10s %10s %10s %10s %12s %18s %8s %8s %9s %s\n' system seed_s seed_cpu bulk_s bulk_cpu updates_s \
-	'latency_ms' pg_cpu% ext_cpu% pgbench_ms 'differ (seed/updates/end)'
+printf '%-8s %10s %10s %10s %10s %12s %18s %8s %8s %9s %9s %s\n' system seed_s seed_cpu bulk_s bulk_cpu updates_s \
+	'latency_ms' pg_cpu% ext_cpu% sync_cpu% pgbench_ms 'differ (seed/updates/end)'
 for system in $systems; do
-	printf '%-8s %10s %10s %10s %10s %12s %18s %8s %8s %9s %s\n' "$system" "${r[$system.seed]:-?}" \
+	printf '%-8s %10s %10s %10s %10s %12s %18s %8s %8s %9s %9s %s\n' "$system" "${r[$system.seed]:-?}" \
 		"${r[$system.seed_cpu]:-?}" "${r[$system.bulk]:-?}" "${r[$system.bulk_cpu]:-?}" "${r[$system.updates]:-?}" \
-		"${r[$system.latency]:-?}" "${r[$system.pg_cpu]:-?}" "${r[$system.ext_cpu]:-?}" "${r[$system.pgbench]:-?}" \
+		"${r[$system.latency]:-?}" "${r[$system.pg_cpu]:-?}" "${r[$system.ext_cpu]:-?}" "${r[$system.sync_cpu]:-?}" \
+		"${r[$system.pgbench]:-?}" \
 		"${r[$system.seed_differ]:-?}/${r[$system.updates_differ]:-?}/${r[$system.live_differ]:-?}"
 done
 for peer in rust pgsync; do
 	[[ " $systems " == *" flusso "* && " $systems " == *" $peer "* ]] || continue
 	ratio() { awk -v a="${r[flusso.$1]:-}" -v b="${r[$peer.$1]:-}" 'BEGIN { if (a == "" || b == "" || b == 0) print "?"; else printf "%.2f", a / b }'; }
 	echo "flusso / $peer: seed $(ratio seed) (CPU $(ratio seed_cpu)), bulk $(ratio bulk) (CPU $(ratio bulk_cpu))," \
-		"updates $(ratio updates), latency p50 $(ratio latency_p50), pgbench latency $(ratio pgbench)"
+		"updates $(ratio updates), latency p50 $(ratio latency_p50), syncing CPU at $rate tx/s $(ratio sync_cpu)," \
+		"pgbench latency $(ratio pgbench)"
 done
