@@ -20,6 +20,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "executor/spi.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -65,6 +66,8 @@ maybe_crash_after_flush(void)
 	if (stat(flusso_test_crash_file, &st) != 0)
 		return;
 	unlink(flusso_test_crash_file);
+	/* the worker commits asynchronously: flushed, the batch is applied for good */
+	XLogFlush(XactLastCommitEnd);
 	elog(PANIC, "flusso: crash injected between flush and confirm (%s)",
 		 flusso_test_crash_file);
 #endif
