@@ -163,12 +163,8 @@ table_sink_needs_seed(const IndexSink *sink)
  * one generation's table, and delete those of the ids at hand that built
  * nothing.  In the current generation a document stored as it built is
  * left alone before the upsert (ON CONFLICT's WHERE would still lock its
- * row, 58 bytes of WAL each; the worker is the table's only writer): it is
- * looked up by its id, one index probe per document built, which the
- * planner cannot turn into a hash of the whole table and its documents
- * (a NOT EXISTS could, and did, a slice at a time: 17 % of a bulk
- * catch-up, against a table whose statistics trail its growth); a seed's
- * chunks fill a next generation that holds few.  The CTEs are named after the
+ * row, 58 bytes of WAL each; the worker is the table's only writer); a
+ * seed's chunks fill a next generation that holds few.  The CTEs are named after the
  * generation, and return the id of each document they changed.
  */
 static void
@@ -186,8 +182,9 @@ write_generation(StringInfo sql, List **ctes, const IndexSink *sink, bool next, 
 					 "%s AS (DELETE FROM %s s WHERE s.id OPERATOR(pg_catalog.=) ANY($%d::pg_catalog.text[]) "
 					 "AND NOT EXISTS (SELECT 1 FROM built b WHERE b.id OPERATOR(pg_catalog.=) s.id) RETURNING s.id)",
 					 up, table, doc_search_expr(sink->schema, "built.doc"),
-					 next ? "" : psprintf(" WHERE built.doc IS DISTINCT FROM (SELECT o.doc FROM %s o "
-										  "WHERE o.id OPERATOR(pg_catalog.=) built.id)", table),
+					 next ? "" : psprintf(" WHERE NOT EXISTS (SELECT 1 FROM %s o "
+										  "WHERE o.id OPERATOR(pg_catalog.=) built.id "
+										  "AND o.doc OPERATOR(pg_catalog.=) built.doc)", table),
 					 del, table, ids_param);
 	*ctes = lappend(*ctes, (char *) up);
 	*ctes = lappend(*ctes, (char *) del);
