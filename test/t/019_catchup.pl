@@ -104,8 +104,15 @@ $node->reload;
 $lock = hold_worker();
 $node->safe_psql('shop', q{INSERT INTO things SELECT g, 0, 'thing ' || g FROM generate_series(101, 60100) g});
 $lsn = $node->safe_psql('shop', 'SELECT pg_current_wal_insert_lsn()');
+my $released = $node->safe_psql('shop', 'SELECT clock_timestamp()');
 $lock->query_safe('COMMIT');
 $lock->quit;
+# the transaction held waiting for the lock, open since before the insert,
+# ends first: only the worker's own transactions count
+ok( $node->poll_query_until(
+		'shop', qq{SELECT NOT EXISTS (SELECT FROM pg_stat_activity
+		  WHERE backend_type = 'flusso worker' AND xact_start < '$released')}),
+	'the transaction held by the lock ends');
 # sample how long the worker's transaction has been open, until caught up
 my ($longest, $samples) = (0, 0);
 for (1 .. 100 * $PostgreSQL::Test::Utils::timeout_default)
