@@ -69,10 +69,7 @@ doc_build_ids(const DocumentQuery *q, Oid owner, char **ids, int n)
 				   q->sql, nargs);
 	doc_session_begin(&session, owner);
 	SPI_connect();
-	/* a few ids: the statement's one generic plan (util/spi_cache.c) */
-	if ((n <= SPI_GENERIC_MAX_KEYS
-		 ? spi_execute_generic(sql, nargs, types, values, NULL, true, 0)
-		 : SPI_execute_with_args(sql, nargs, types, values, NULL, true, 0)) != SPI_OK_SELECT ||
+	if (spi_execute_by_keys(sql, n, nargs, types, values, true) != SPI_OK_SELECT ||
 		SPI_processed != (uint64) n)
 		elog(ERROR, "could not build documents by id");
 	for (int i = 0; i < n; i++)

@@ -163,10 +163,7 @@ run_text_query(const char *sql, List *inputs)
 	foreach(lc, inputs)
 		elems[n++] = CStringGetTextDatum(lfirst(lc));
 	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-	/* a few inputs: the step's one generic plan (util/spi_cache.c) */
-	if ((n <= SPI_GENERIC_MAX_KEYS
-		 ? spi_execute_generic(sql, 1, types, values, NULL, true, 0)
-		 : SPI_execute_with_args(sql, 1, types, values, NULL, true, 0)) != SPI_OK_SELECT)
+	if (spi_execute_by_keys(sql, n, 1, types, values, true) != SPI_OK_SELECT)
 		elog(ERROR, "could not resolve changes: %s", sql);
 	for (uint64 i = 0; i < SPI_processed; i++)
 		out = lappend(out, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));

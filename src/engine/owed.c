@@ -100,11 +100,7 @@ engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 	values[nargs - 1] = PointerGetDatum(construct_array(ids, n, TEXTOID,
 														-1, false, TYPALIGN_INT));
 	types[nargs - 1] = TEXTARRAYOID;
-	/* a few keys: the statement's one generic plan (util/spi_cache.c) */
-	if ((n <= SPI_GENERIC_MAX_KEYS
-		 ? spi_execute_generic(ei->apply_sql[target], nargs, types, values, NULL, false, 0)
-		 : SPI_execute_with_args(ei->apply_sql[target], nargs, types, values,
-								 NULL, false, 0)) != SPI_OK_SELECT)
+	if (spi_execute_by_keys(ei->apply_sql[target], n, nargs, types, values, false) != SPI_OK_SELECT)
 		elog(ERROR, "could not write the documents of index \"%s\"", ei->index->name);
 	written = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	changed = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &none_changed);

@@ -44,6 +44,8 @@
 #include "util/string_hash.h"
 
 #define SPI_CACHE_LIMIT 256
+/* keys given as arrays up to which the generic plan is used */
+#define GENERIC_MAX_KEYS 100
 
 typedef struct CachedStatement
 {
@@ -222,20 +224,22 @@ spi_execute_cached(const char *sql, int nargs, Oid *argtypes, Datum *values,
 }
 
 /*
- * The same, always with one generic plan, planned once: for a statement
- * reading rows by keys given as arrays, called with at most
- * SPI_GENERIC_MAX_KEYS of them.  The planner takes an array parameter for
- * one of a few elements, so the generic plan reads by keys, as a custom
- * one would for that many; a caller with more keys (a bulk catch-up) runs
- * the statement planned for them.  Under a steady load the worker writes
- * a few documents a hundred times a second, and planning its write and
- * resolution statements each time was most of its work.  Never call it
- * with the text of a statement run through spi_execute_cached().
+ * Run sql, a statement reading rows by keys given as arrays, for nkeys of
+ * them; in an SPI connection.  Up to GENERIC_MAX_KEYS, with its one
+ * generic plan, planned once: the planner takes an array parameter for
+ * one of a few elements, so that plan reads by keys, as a custom one would
+ * for that many.  More keys (a bulk catch-up) are planned for.  Under a
+ * steady load the worker writes a few documents a hundred times a second,
+ * and planning its write and resolution statements each time was most of
+ * its work.  Never call it with the text of a statement run through
+ * spi_execute_cached().
  */
 int
-spi_execute_generic(const char *sql, int nargs, Oid *argtypes, Datum *values,
-					const char *nulls, bool read_only, long count)
+spi_execute_by_keys(const char *sql, int nkeys, int nargs, Oid *argtypes,
+					Datum *values, bool read_only)
 {
-	return execute_kept(sql, nargs, argtypes, values, nulls, read_only, count,
-						CURSOR_OPT_GENERIC_PLAN);
+	if (nkeys <= GENERIC_MAX_KEYS)
+		return execute_kept(sql, nargs, argtypes, values, NULL, read_only, 0,
+							CURSOR_OPT_GENERIC_PLAN);
+	return SPI_execute_with_args(sql, nargs, argtypes, values, NULL, read_only, 0);
 }

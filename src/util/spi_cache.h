@@ -10,14 +10,10 @@
 #ifndef FLUSSO_UTIL_SPI_CACHE_H
 #define FLUSSO_UTIL_SPI_CACHE_H
 
-/* keys given as arrays up to which spi_execute_generic() is worth it */
-#define SPI_GENERIC_MAX_KEYS 100
-
 extern int	spi_execute_cached(const char *sql, int nargs, Oid *argtypes,
 							   Datum *values, const char *nulls, bool read_only,
 							   long count);
-extern int	spi_execute_generic(const char *sql, int nargs, Oid *argtypes,
-								Datum *values, const char *nulls, bool read_only,
-								long count);
+extern int	spi_execute_by_keys(const char *sql, int nkeys, int nargs,
+								Oid *argtypes, Datum *values, bool read_only);
 
 #endif							/* FLUSSO_UTIL_SPI_CACHE_H */
