@@ -20,7 +20,7 @@ BEGIN { $ENV{FLUSSO_TEST_DIR} //= dirname(abs_path(__FILE__)); }
 
 our @EXPORT = qw(flusso_node flusso_settings server_has_setting fixture_path
   load_library streaming_library library_workload start_library_workload
-  database_caught_up library_caught_up);
+  database_caught_up library_caught_up things_database has_test_hook arm_crash_file);
 
 sub fixture_path
 {
@@ -231,6 +231,49 @@ sub library_caught_up
 {
 	my ($node) = @_;
 	return database_caught_up($node, 'library');
+}
+
+# Database $db with flusso and the things index: 50 rows of (id, label),
+# label indexed as required text, the publication provisioned.
+sub things_database
+{
+	my ($node, $db) = @_;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, q{
+CREATE EXTENSION flusso;
+CREATE TABLE things (id int PRIMARY KEY, label text NOT NULL);
+INSERT INTO things SELECT g, 'thing ' || g FROM generate_series(1, 50) g;
+SELECT flusso_create_index('things', $$
+version: 1
+table: things
+primary_key: id
+fields:
+  - text: label
+    required: true
+$$);
+SELECT count(*) FROM flusso_provision();
+});
+}
+
+# Has this build the test-only setting $setting (FLUSSO_TEST_HOOKS)?
+sub has_test_hook
+{
+	my ($node, $db, $setting) = @_;
+	return $node->safe_psql($db,
+		"SELECT count(*) FROM pg_settings WHERE name = '$setting'") eq '1';
+}
+
+# Arm a crash hook: point the test-only setting $setting at a file in the
+# data directory, reload, and create the file, whose path is returned.
+sub arm_crash_file
+{
+	my ($node, $db, $setting, $name) = @_;
+	my $crash_file = $node->data_dir . "/$name";
+	$node->safe_psql($db, "ALTER SYSTEM SET $setting = '$crash_file'");
+	$node->reload;
+	open(my $fh, '>', $crash_file) or die "could not create $crash_file: $!";
+	close($fh);
+	return $crash_file;
 }
 
 1;

@@ -133,13 +133,8 @@ ok( $node->poll_query_until(
 SKIP:
 {
 	skip 'flusso was built without FLUSSO_TEST_HOOKS', 5
-	  unless $node->safe_psql('app',
-		q{SELECT count(*) FROM pg_settings WHERE name = 'flusso.test_crash_file'}) eq '1';
-	my $crash_file = $node->data_dir . '/flusso_crash_once';
-	$node->safe_psql('app', "ALTER SYSTEM SET flusso.test_crash_file = '$crash_file'");
-	$node->reload;
-	open(my $fh, '>', $crash_file) or die "could not create $crash_file: $!";
-	close($fh);
+	  unless has_test_hook($node, 'app', 'flusso.test_crash_file');
+	my $crash_file = arm_crash_file($node, 'app', 'flusso.test_crash_file', 'flusso_crash_once');
 	my $before = $node->safe_psql('app', q{SELECT count(*) FROM flusso.capture_log});
 	$node->safe_psql('app', 'INSERT INTO items SELECT i, 0 FROM generate_series(201, 300) i');
 	ok(poll_through_crash('app', "SELECT pg_stat_file('$crash_file', true) IS NULL"),

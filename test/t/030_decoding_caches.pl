@@ -24,21 +24,7 @@ flusso.batch_size = 1
 flusso.max_build_delay = 0
 });
 $node->restart;
-$node->safe_psql('postgres', 'CREATE DATABASE shop');
-$node->safe_psql('shop', q{
-CREATE EXTENSION flusso;
-CREATE TABLE things (id int PRIMARY KEY, label text NOT NULL);
-INSERT INTO things SELECT g, 'thing ' || g FROM generate_series(1, 50) g;
-SELECT flusso_create_index('things', $$
-version: 1
-table: things
-primary_key: id
-fields:
-  - text: label
-    required: true
-$$);
-SELECT count(*) FROM flusso_provision();
-});
+things_database($node, 'shop');
 
 ok(database_caught_up($node, 'shop'), 'seeded and live');
 

@@ -29,21 +29,7 @@ flusso.slot_save_interval = 0
 flusso.naptime = '50ms'
 });
 $node->restart;
-$node->safe_psql('postgres', 'CREATE DATABASE shop');
-$node->safe_psql('shop', q{
-CREATE EXTENSION flusso;
-CREATE TABLE things (id int PRIMARY KEY, label text NOT NULL);
-INSERT INTO things SELECT g, 'thing ' || g FROM generate_series(1, 50) g;
-SELECT flusso_create_index('things', $$
-version: 1
-table: things
-primary_key: id
-fields:
-  - text: label
-    required: true
-$$);
-SELECT count(*) FROM flusso_provision();
-});
+things_database($node, 'shop');
 
 ok(database_caught_up($node, 'shop'), 'seeded and live');
 is($node->safe_psql('shop', 'SELECT count(*) FROM flusso_docs.things'), '50', '50 documents');
@@ -51,13 +37,9 @@ is($node->safe_psql('shop', 'SELECT count(*) FROM flusso_docs.things'), '50', '5
 SKIP:
 {
 	skip 'flusso was built without FLUSSO_TEST_HOOKS', 7
-	  unless $node->safe_psql('shop',
-		q{SELECT count(*) FROM pg_settings WHERE name = 'flusso.test_crash_confirmed_file'}) eq '1';
-	my $crash_file = $node->data_dir . '/flusso_crash_confirmed';
-	$node->safe_psql('shop', "ALTER SYSTEM SET flusso.test_crash_confirmed_file = '$crash_file'");
-	$node->reload;
-	open(my $fh, '>', $crash_file) or die "could not create $crash_file: $!";
-	close($fh);
+	  unless has_test_hook($node, 'shop', 'flusso.test_crash_confirmed_file');
+	my $crash_file = arm_crash_file($node, 'shop', 'flusso.test_crash_confirmed_file',
+		'flusso_crash_confirmed');
 	# the worker arms the hook on one of its next turns (every 50 ms or less)
 	usleep(1_000_000);
 
