@@ -6,11 +6,11 @@
 #    the users index is defined and the time until it is seeded and live is
 #    measured.  The reference, in the same run: one CREATE TABLE AS SELECT
 #    building the same documents into a logged table with its primary key.
-#    Goal: seed <= 1.3 x the reference.
+#    Goal: seed <= 1.5 x the reference.
 # 2. pgbench, 4 clients for BENCH_SECONDS (default 20) seconds, each
 #    transaction updating an order and moving another to another user:
 #    once before the index exists, once with it live.  Reported: the tps
-#    ratio (goal >= 0.85), the seconds the worker takes to catch up once the
+#    ratio (goal >= 0.9), the seconds the worker takes to catch up once the
 #    load stops (goal <= 2), and the worker's CPU time per change.
 #
 set -euo pipefail
@@ -69,8 +69,8 @@ awk -v s="$start" -v e="$seeded" -v r="$reference" -v same="$same" -v n="$users"
 	-v t0="$tps_without" -v t1="$tps_with" -v st="$stopped" -v c="$caught" \
 	-v cpu="$cpu" -v ch="$changes" -v bad="$verified" 'BEGIN {
 	printf "seed %.2f s; reference CREATE TABLE AS SELECT %.2f s; documents equal to it: %d of %d\n", e - s, r, same, n
-	printf "ratio (seed / reference): %.2f (goal <= 1.3)\n", (e - s) / r
-	printf "pgbench tps without the index %.0f, with it %.0f: ratio %.2f (goal >= 0.85)\n", t0, t1, t1 / t0
+	printf "ratio (seed / reference): %.2f (goal <= 1.5)\n", (e - s) / r
+	printf "pgbench tps without the index %.0f, with it %.0f: ratio %.2f (goal >= 0.9)\n", t0, t1, t1 / t0
 	printf "caught up %.2f s after the load stopped (goal <= 2); worker CPU %.1f s for %d changes: %.1f us per change\n", c - st, cpu, ch, ch ? cpu * 1e6 / ch : 0
 	printf "documents differing from a fresh build afterwards: %d\n", bad
 }'
