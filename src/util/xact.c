@@ -148,6 +148,35 @@ resume_decoding(void)
 }
 
 /*
+ * Share-lock the extension, and say whether it is still there once locked.
+ * Its OID is looked up by name only when none is known or the known one
+ * is gone (dropped, perhaps created again under another): a lookup by
+ * name is a catalog scan, and the worker and the shipper begin many
+ * transactions a second.
+ */
+static bool
+share_lock_extension(void)
+{
+	static Oid	extension = InvalidOid;
+
+	for (;;)
+	{
+		bool		known = OidIsValid(extension);
+
+		if (!known)
+			extension = get_extension_oid("flusso", true);
+		if (!OidIsValid(extension))
+			return false;
+		LockDatabaseObject(ExtensionRelationId, extension, 0, AccessShareLock);
+		if (get_extension_name(extension) != NULL)
+			return true;
+		extension = InvalidOid;
+		if (!known)
+			return false;
+	}
+}
+
+/*
  * Start a transaction with a snapshot; its memory context is current until
  * xact_commit().  With lock_extension, false (and no transaction, in the
  * caller's memory context) when the extension was dropped.  The snapshot
@@ -163,19 +192,12 @@ xact_begin(bool lock_extension, const TransactionId *wait_for, int nwait)
 	note_invalidations();
 	StartTransactionCommand();
 	clean_caches();
-	if (lock_extension)
+	if (lock_extension && !share_lock_extension())
 	{
-		Oid			extension = get_extension_oid("flusso", true);
-
-		if (OidIsValid(extension))
-			LockDatabaseObject(ExtensionRelationId, extension, 0, AccessShareLock);
-		if (!OidIsValid(extension) || get_extension_name(extension) == NULL)
-		{
-			AbortCurrentTransaction();
-			resume_decoding();
-			MemoryContextSwitchTo(caller_context);
-			return false;
-		}
+		AbortCurrentTransaction();
+		resume_decoding();
+		MemoryContextSwitchTo(caller_context);
+		return false;
 	}
 	for (int i = 0; i < nwait; i++)
 		XactLockTableWait(wait_for[i], NULL, NULL, XLTW_None);
