@@ -90,9 +90,9 @@ fields:
 $$);
 SELECT flusso_test_statement('shelf_stats', 'build');
 
--- the table sink's write statement: upsert what built, and delete those
--- of the ids at hand ($3, after the key array and the default) that built
--- nothing
+-- the table sink's write statement: update the documents that changed,
+-- insert the new ones, and delete those of the ids at hand ($3, after the
+-- key array and the default) that built nothing
 SELECT flusso_test_statement('shelf', 'write');
 
 -- the search vector of text fields: a key of the document read with ->,

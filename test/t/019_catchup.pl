@@ -61,8 +61,9 @@ sub hold_worker
 ok(caught_up(), 'seeded and live');
 is($node->safe_psql('shop', 'SELECT count(*) FROM flusso_docs.things'), '100', '100 documents');
 
-# Every document built that is not stored as it built is offered to the
-# documents table: a BEFORE INSERT trigger sees every one.
+# Every document built that is not stored as it built is written to the
+# documents table, inserted or updated: a BEFORE INSERT OR UPDATE trigger
+# sees every one.
 $node->safe_psql('shop', q{
 CREATE TABLE public.built (id text NOT NULL);
 CREATE FUNCTION public.note_built() RETURNS trigger LANGUAGE plpgsql
@@ -71,7 +72,7 @@ BEGIN
 	INSERT INTO public.built VALUES (NEW.id);
 	RETURN NEW;
 END $$;
-CREATE TRIGGER note_built BEFORE INSERT ON flusso_docs.things
+CREATE TRIGGER note_built BEFORE INSERT OR UPDATE ON flusso_docs.things
 FOR EACH ROW EXECUTE FUNCTION public.note_built();
 });
 
@@ -89,7 +90,7 @@ $lock->query_safe('COMMIT');
 $lock->quit;
 ok(caught_up(), 'released, it caught up on 20 batches');
 # (the document it was held in, built before the 20 changes for a label
-# set to the value it had, is stored as it built: not offered)
+# set to the value it had, is stored as it built: not written)
 is($node->safe_psql('shop', q{SELECT count(*) || ' builds of ' || count(DISTINCT id) || ' documents' FROM built}),
 	'100 builds of 100 documents', 'it built each document once, not 20 times');
 is($node->safe_psql('shop', q{SELECT count(*) FROM flusso_docs.things WHERE (doc ->> 'n')::int = 20}),
@@ -160,7 +161,7 @@ $node->poll_query_until('shop', q{SELECT bool_and(phase = 'live') FROM flusso_st
 ok(caught_up(), 'members seeded');
 $node->safe_psql('shop', q{
 TRUNCATE built;
-CREATE TRIGGER note_built BEFORE INSERT ON flusso_docs.members
+CREATE TRIGGER note_built BEFORE INSERT OR UPDATE ON flusso_docs.members
 FOR EACH ROW EXECUTE FUNCTION public.note_built();
 });
 my $captured = $node->safe_psql('shop', 'SELECT max(changes_captured) FROM flusso_status()');
