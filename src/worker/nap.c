@@ -10,7 +10,7 @@
  * (replication/walsender_private.h), only when max_wal_senders is set; so
  * the worker polls.  Right after a turn that read WAL it looks again after
  * NAP_MIN_MS, and twice as long after every look that finds none, up to
- * flusso.naptime: a busy database sees its commits decoded within a few
+ * flusso.naptime: a busy database sees its commits decoded within tens of
  * milliseconds, and an idle one costs what it did with a fixed
  * flusso.naptime, a handful of short sleeps after each burst aside.  Any
  * WAL counts, published or not, the worker's own included: it costs the
