@@ -407,7 +407,7 @@ root_key_match(Table *root, const ColumnList *key, int key_param)
 DocumentQuery *
 doc_build_query(const IndexSchema *schema)
 {
-	BuildContext cx = {0, NIL, NIL, 0, NIL};
+	BuildContext cx = {0, NIL, NIL, 0, NIL, NIL};
 	DocumentQuery *query = palloc0(sizeof(DocumentQuery));
 	Table	   *root = doc_open_table(&cx, schema->namespace, schema->table);
 	ColumnList	key = schema->primary_key.ncolumns > 0

@@ -24,6 +24,7 @@ typedef struct BuildContext
 	List	   *param_values;	/* Datum */
 	int			aliases;
 	List	   *levels;			/* char *: the WITH items, in dependency order */
+	List	   *join_levels;	/* JoinLevel *: items an aggregate may read */
 } BuildContext;
 
 /*
@@ -47,6 +48,19 @@ typedef struct Table
 	const char *key_column;
 	char	   *key_array;
 } Table;
+
+/*
+ * A to-many or has_one join's WITH item, which holds every related row of
+ * its parent's rows at hand (related.c): an aggregate over the same rows
+ * reads it instead of its table.
+ */
+typedef struct JoinLevel
+{
+	const Table *parent;
+	const SchemaField *field;
+	Table	   *related;		/* its alias reads the item */
+	char	   *level;			/* the item, l<n> */
+} JoinLevel;
 
 extern char *doc_param(BuildContext *cx, Oid type, Datum value);
 extern Table *doc_open_table(BuildContext *cx, const char *nspname, const char *relname);

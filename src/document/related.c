@@ -26,7 +26,9 @@
  * is a derived table j<n> of (k, doc): one object per k for belongs_to
  * and has_one (the rank-1 row), a jsonb_agg in rank (or order_by) order
  * for has_many and many_to_many.  An aggregate is a derived table a<n> of
- * (k, v), grouped the same way.  Where no related row matches, the
+ * (k, v), grouped the same way; one over the very rows of a join of the
+ * same parent (the same table and foreign key, neither filtered) reads
+ * that join's item rather than its table again.  Where no related row matches, the
  * document gets what a correlated subquery gave: null, [] or 0.
  *
  * "flusso.key" and "flusso.rank" cannot be a column a definition names
@@ -158,6 +160,16 @@ doc_join_expr(BuildContext *cx, const SchemaField *field, Table *parent,
 									  level_key, order) : "",
 				 rows);
 
+	if (!field->through && field->join != JOIN_BELONGS_TO && field->filters.nfilters == 0)
+	{
+		JoinLevel  *shared = palloc(sizeof(JoinLevel));
+
+		shared->parent = parent;
+		shared->field = field;
+		shared->related = related;
+		shared->level = level;
+		cx->join_levels = lappend(cx->join_levels, shared);
+	}
 	appendStringInfo(&parent->joins, " LEFT JOIN (SELECT %s AS k, ", key_ref);
 	if (to_many)
 		appendStringInfo(&parent->joins, "pg_catalog.jsonb_agg(%s ORDER BY %s) AS doc FROM %s%s%s GROUP BY %s",
@@ -174,6 +186,37 @@ doc_join_expr(BuildContext *cx, const SchemaField *field, Table *parent,
 }
 
 /*
+ * The item of a join of parent that holds exactly the rows aggregate
+ * field reads: the same table through the same foreign key, neither
+ * filtered.  NULL if there is none.
+ */
+static bool
+same_name(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+static JoinLevel *
+join_level_of(BuildContext *cx, const SchemaField *field, const Table *parent)
+{
+	ListCell   *lc;
+
+	if (field->through || field->filters.nfilters > 0)
+		return NULL;
+	foreach(lc, cx->join_levels)
+	{
+		JoinLevel  *level = lfirst(lc);
+
+		if (level->parent == parent &&
+			same_name(level->field->namespace, field->namespace) &&
+			same_name(level->field->table, field->table) &&
+			same_name(level->field->foreign_key, field->foreign_key))
+			return level;
+	}
+	return NULL;
+}
+
+/*
  * An aggregate: a derived table of its value per join value, joined to
  * parent; returns the field's value as parent's object reads it.
  */
@@ -181,17 +224,28 @@ char *
 doc_aggregate_expr(BuildContext *cx, const SchemaField *field, Table *parent,
 				   const ColumnList *parent_key)
 {
-	Table	   *related = doc_open_table(cx, field->namespace, field->table);
+	JoinLevel  *shared = join_level_of(cx, field, parent);
+	Table	   *related = shared ? shared->related
+		: doc_open_table(cx, field->namespace, field->table);
 	ColumnList	key = field->through || field->aggregate == AGG_IDS
 		? doc_primary_key(related->relid, related->qualified) : (ColumnList) {0, NULL};
 	char	   *level_key;
 	const char *parent_column;
-	char	   *rows = related_rows(cx, field, parent, parent_key, related, &key,
-									&level_key, &parent_column);
-	char	   *derived = psprintf("a%d", related->number);
+	char	   *rows;
+	char	   *derived = psprintf("a%d", shared ? cx->aliases++ : related->number);
 	char	   *value = psprintf("%s.v", derived);
 	char	   *aggregate = NULL;
 	char	   *expr = NULL;
+
+	if (shared)
+	{
+		level_key = psprintf("%s.\"flusso.key\"", related->alias);
+		parent_column = doc_single_key(parent_key, parent);
+		rows = psprintf("FROM %s %s", shared->level, related->alias);
+	}
+	else
+		rows = related_rows(cx, field, parent, parent_key, related, &key,
+							&level_key, &parent_column);
 
 	switch (field->aggregate)
 	{

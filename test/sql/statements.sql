@@ -90,6 +90,45 @@ fields:
 $$);
 SELECT flusso_test_statement('shelf_stats', 'build');
 
+-- aggregates over the very rows of a join (the same table and foreign key,
+-- neither filtered) read the join's item l1 rather than the table again;
+-- a filtered one reads the table
+SELECT flusso_create_index('shelf_summary', $$
+version: 1
+table: shelf
+primary_key: id
+fields:
+  - has_many: topNotes
+    table: references
+    foreign_key: from
+    primary_key: id
+    limit: 2
+    order_by:
+      - { column: stars, direction: desc }
+    fields:
+      - short: stars
+        required: false
+  - count: noteCount
+    table: references
+    foreign_key: from
+  - avg: avgStars
+    table: references
+    column: stars
+    foreign_key: from
+  - count: shownCount
+    table: references
+    foreign_key: from
+    filters:
+      - { column: hidden, op: eq, value: false }
+$$);
+SELECT flusso_test_statement('shelf_summary', 'build');
+INSERT INTO shelf VALUES (1, 'one', NULL, NULL), (2, 'two', NULL, NULL);
+INSERT INTO "references" VALUES (10, 1, 'x', 5, false), (11, 1, 'y', 3, true),
+	(12, 1, 'z', 4, false);
+-- shelf 1: three notes (one hidden), the two with most stars first; shelf
+-- 2: none
+SELECT id, flusso_build('shelf_summary', id::text) FROM shelf ORDER BY id;
+
 -- the table sink's write statement: update the documents that changed,
 -- insert the new ones, and delete those of the ids at hand ($3, after the
 -- key array and the default) that built nothing
