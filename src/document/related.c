@@ -28,8 +28,9 @@
  * for has_many and many_to_many.  An aggregate is a derived table a<n> of
  * (k, v), grouped the same way; one over the very rows of a join of the
  * same parent (the same table and foreign key, neither filtered) reads
- * that join's item rather than its table again.  Where no related row matches, the
- * document gets what a correlated subquery gave: null, [] or 0.
+ * that join's item rather than its table again.  Where no related row
+ * matches, the document gets what a correlated subquery gave: null, [] or
+ * 0.
  *
  * "flusso.key" and "flusso.rank" cannot be a column a definition names
  * (its identifiers are lower-case letters, digits and _); a table that
@@ -185,17 +186,17 @@ doc_join_expr(BuildContext *cx, const SchemaField *field, Table *parent,
 	return psprintf("%s.doc", derived);
 }
 
-/*
- * The item of a join of parent that holds exactly the rows aggregate
- * field reads: the same table through the same foreign key, neither
- * filtered.  NULL if there is none.
- */
 static bool
 same_name(const char *a, const char *b)
 {
 	return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
+/*
+ * The item of a join of parent that holds exactly the rows aggregate
+ * field reads: the same table through the same foreign key, neither
+ * filtered.  NULL if there is none.
+ */
 static JoinLevel *
 join_level_of(BuildContext *cx, const SchemaField *field, const Table *parent)
 {
