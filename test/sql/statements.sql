@@ -108,13 +108,15 @@ fields:
     fields:
       - short: stars
         required: false
-  - count: noteCount
+  - max: mostStars
     table: references
     foreign_key: from
-  - avg: avgStars
-    table: references
     column: stars
+    value_type: integer
+  - ids: noteIds
+    table: references
     foreign_key: from
+    element_type: integer
   - count: shownCount
     table: references
     foreign_key: from
