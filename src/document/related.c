@@ -122,6 +122,25 @@ related_rows(BuildContext *cx, const SchemaField *field, const Table *parent,
 }
 
 /*
+ * Does field (a join or an aggregate) read every row of its table whose
+ * foreign key matches the parent's rows at hand: no junction, no filter,
+ * not the parent's own reference (belongs_to)?  Such a join's item holds
+ * the rows such an aggregate reads.
+ */
+static bool
+all_rows_by_foreign_key(const SchemaField *field)
+{
+	return !field->through && field->filters.nfilters == 0 &&
+		!(field->kind == FIELD_JOIN && field->join == JOIN_BELONGS_TO);
+}
+
+static bool
+same_name(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/*
  * A join: its rows become a WITH item, its objects a derived table joined
  * to parent; returns the field's value as parent's object reads it.
  */
@@ -161,7 +180,7 @@ doc_join_expr(BuildContext *cx, const SchemaField *field, Table *parent,
 									  level_key, order) : "",
 				 rows);
 
-	if (!field->through && field->join != JOIN_BELONGS_TO && field->filters.nfilters == 0)
+	if (all_rows_by_foreign_key(field))
 	{
 		JoinLevel  *shared = palloc(sizeof(JoinLevel));
 
@@ -186,11 +205,6 @@ doc_join_expr(BuildContext *cx, const SchemaField *field, Table *parent,
 	return psprintf("%s.doc", derived);
 }
 
-static bool
-same_name(const char *a, const char *b)
-{
-	return a != NULL && b != NULL && strcmp(a, b) == 0;
-}
 
 /*
  * The item of a join of parent that holds exactly the rows aggregate
@@ -202,7 +216,7 @@ join_level_of(BuildContext *cx, const SchemaField *field, const Table *parent)
 {
 	ListCell   *lc;
 
-	if (field->through || field->filters.nfilters > 0)
+	if (!all_rows_by_foreign_key(field))
 		return NULL;
 	foreach(lc, cx->join_levels)
 	{
