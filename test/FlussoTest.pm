@@ -223,7 +223,8 @@ sub database_caught_up
 	my $lsn = $node->safe_psql($db, 'SELECT pg_current_wal_insert_lsn()');
 	return $node->poll_query_until(
 		$db, qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
-		  WHERE slot_name LIKE 'flusso_%') AND (SELECT bool_and(phase = 'live') FROM flusso_status())});
+		  WHERE slot_name LIKE 'flusso_%' AND database = current_database())
+		  AND (SELECT bool_and(phase = 'live') FROM flusso_status())});
 }
 
 # The same for database library.

@@ -157,7 +157,7 @@ sub caught_up
 	my $lsn = $node->safe_psql($db, 'SELECT pg_current_wal_insert_lsn()');
 	return $node->poll_query_until(
 		$db, qq{SELECT (SELECT confirmed_flush_lsn >= '$lsn' FROM pg_replication_slots
-		  WHERE slot_name LIKE 'flusso_%')
+		  WHERE slot_name LIKE 'flusso_%' AND database = current_database())
 		  AND (SELECT phase = 'live' AND ship_pending = 0 FROM flusso_status() WHERE index = '$index')
 		  AND (SELECT bool_and(state = 'served') FROM flusso.opensearch_generation
 		       WHERE index_name = '$index' AND state <> 'retired')

@@ -30,6 +30,8 @@
 #include "check/environment.h"
 #include "compat.h"
 #include "flusso.h"
+#include "source/source.h"
+#include "util/pinned.h"
 
 /* launcher, one worker, one short-lived probe */
 #define MIN_WORKER_PROCESSES 3
@@ -273,6 +275,35 @@ check_failover(DiagnosticSink *sink, const char *slot_name)
 		check_standby_slots(sink, standbys);
 }
 
+/*
+ * Is this database a copy of another one (source/source.c)?  Said once the
+ * worker has taken it in, and warned about until then: OpenSearch is not
+ * written to meanwhile.
+ */
+static void
+check_source(DiagnosticSink *sink)
+{
+	SourceIdentity identity;
+	CatalogUser saved;
+	bool		known;
+
+	catalog_become_owner(&saved);
+	known = source_look(&identity);
+	catalog_restore_user(&saved);
+	if (!known)
+		return;
+	if (identity.unclaimed)
+		diag_add(sink, SEVERITY_WARNING, "source",
+				 "The flusso worker gives it an identity of its own when it starts; flusso_status() says when it has.",
+				 "this database is a copy of %s, and its flusso has no identity of its own yet: nothing is shipped to OpenSearch until it has",
+				 identity.unclaimed);
+	else if (identity.copied_from)
+		diag_add(sink, SEVERITY_INFO, "source",
+				 "To serve an alias the other database serves, give the server an index_prefix of its own, or call flusso_adopt(index) if this database is to take over.",
+				 "this database is a copy of %s: its OpenSearch indexes are its own, and it takes no alias that database serves",
+				 identity.copied_from);
+}
+
 /* The environment rows of flusso_check(). */
 void
 check_environment(DiagnosticSink *sink, const PublicationState *pub)
@@ -312,4 +343,5 @@ check_environment(DiagnosticSink *sink, const PublicationState *pub)
 				 "The launcher starts it within seconds of an index being defined; if it does not, see the server log.",
 				 "no flusso worker is running for database \"%s\"",
 				 get_database_name(MyDatabaseId));
+	check_source(sink);
 }

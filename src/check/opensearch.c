@@ -5,7 +5,7 @@
  *	  the owner may use it, the cluster answers and takes the credentials of
  *	  the owner's user mapping, it accepts the index's mapping (an index is
  *	  created with it and deleted again), and what the shipper says:
- *	  stopped, documents rejected.
+ *	  stopped, in conflict over its alias, documents rejected.
  *
  * The cluster is asked only when the role checking has the privileges of
  * the index's owner: the requests carry the owner's credentials, and
@@ -85,7 +85,7 @@ static void
 check_mapping(DiagnosticSink *dsink, const OpenSearchServer *server, const StoredIndex *index)
 {
 	char	   *probe = psprintf("%s%s-check-%d", server->index_prefix, index->name, MyProcPid);
-	char	   *body = os_index_body(schema_mapping_json(index->schema), 1, 0, "-1");
+	char	   *body = os_index_body(schema_mapping_json(index->schema), 1, 0, "-1", NULL);
 	HttpRequest *req = os_create_index(server, probe, body);
 
 	if (!os_succeeded(req, 0))
@@ -106,7 +106,7 @@ check_mapping(DiagnosticSink *dsink, const OpenSearchServer *server, const Store
 				 probe, http_failure(req));
 }
 
-/* What the catalog says of the sink: stopped, documents rejected. */
+/* What the catalog says of the sink: in conflict, stopped, documents rejected. */
 static void
 check_shipping(DiagnosticSink *dsink, const StoredIndex *index)
 {
@@ -121,6 +121,11 @@ check_shipping(DiagnosticSink *dsink, const StoredIndex *index)
 	catalog_restore_user(&saved);
 	stopped = row.stopped;
 	rejected = row.rejected;
+	if (row.conflict)
+		diag_add(dsink, SEVERITY_ERROR, PATH,
+				 psprintf("ALTER SERVER ... OPTIONS (SET index_prefix '...'), or SELECT flusso_adopt('%s');",
+						  index->name),
+				 "%s", row.conflict);
 	if (stopped)
 		diag_add(dsink, SEVERITY_ERROR, PATH,
 				 psprintf("Fix the rows or the definition, then run SELECT flusso_retry_rejected('%s');", index->name),

@@ -6,8 +6,10 @@
  *	  documents table is followed by its index (index/follow.c), a
  *	  partition attached, detached or dropped has the indexes reading its
  *	  table seeded again (partitions.c), so does DDL that changes what
- *	  rows read as or makes a table unlogged (altered.c), and DROP
- *	  DATABASE has the worker let go of its slot at once.
+ *	  rows read as or makes a table unlogged (altered.c), DROP DATABASE
+ *	  has the worker let go of its slot at once, and CREATE DATABASE has
+ *	  the launcher look at the new database (a copy of one with flusso
+ *	  must be taken in at once: source/source.c).
  *
  * DROP DATABASE cannot wait for commit: it
  * refuses while a logical slot of the database is active, and it checks
@@ -18,6 +20,11 @@
  * with the database.  Should the drop fail anyway, the launcher starts the
  * worker again and nothing was lost.
  *
+ * CREATE DATABASE ... TEMPLATE refuses to copy a database anyone is
+ * connected to, and flusso's worker and shipper are: they step out the
+ * same way for the statement, and the launcher starts them again as soon
+ * as it ended.
+ *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
@@ -25,6 +32,8 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_database.h"
 #include "catalog/namespace.h"
@@ -157,6 +166,45 @@ release_database(Oid dboid)
 	}
 }
 
+/*
+ * The statement that had flusso's processes release database dboid ended:
+ * the launcher may start them again at once.
+ */
+static void
+resume_database(Oid dboid)
+{
+	DatabaseEntry *entry;
+
+	if (flusso_shared == NULL)
+		return;
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(dboid, false);
+	if (entry)
+	{
+		entry->hold_until = 0;
+		entry->shipper_hold_until = 0;
+	}
+	LWLockRelease(flusso_shared->lock);
+	if (entry)
+		shared_wake_launcher();
+}
+
+/* The database CREATE DATABASE copies when it names a TEMPLATE, or InvalidOid. */
+static Oid
+template_of(CreatedbStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->options)
+	{
+		DefElem    *option = lfirst(lc);
+
+		if (strcmp(option->defname, "template") == 0 && option->arg != NULL)
+			return get_database_oid(defGetString(option), true);
+	}
+	return InvalidOid;
+}
+
 static void
 object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
 {
@@ -165,6 +213,8 @@ object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, voi
 	if (classId == RelationRelationId && subId == 0 &&
 		(access == OAT_DROP || access == OAT_POST_ALTER))
 		index_note_docs_table(access == OAT_DROP, objectId);
+	if (classId == DatabaseRelationId && access == OAT_POST_CREATE)
+		request_listing_at_commit();
 	if (access != OAT_DROP)
 		return;
 	if (classId == RelationRelationId && subId == 0)
@@ -177,7 +227,9 @@ object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, voi
 
 /*
  * After ALTER TABLE ... ATTACH or DETACH PARTITION, and DDL that changes
- * values or logging without a row change, the indexes follow.
+ * values or logging without a row change, the indexes follow.  During
+ * CREATE DATABASE ... TEMPLATE, flusso's processes in the template are
+ * out of the way.
  */
 static void
 process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
@@ -186,13 +238,25 @@ process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 {
 	Node	   *stmt = pstmt->utilityStmt;
 	List	   *retyped = altered_before_statement(stmt);
+	Oid			template = IsA(stmt, CreatedbStmt) ? template_of((CreatedbStmt *) stmt) : InvalidOid;
 
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-								  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
-								queryEnv, dest, qc);
+	if (OidIsValid(template))
+		release_database(template);
+	PG_TRY();
+	{
+		if (prev_process_utility_hook)
+			prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+									  queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+									queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		if (OidIsValid(template))
+			resume_database(template);
+	}
+	PG_END_TRY();
 	if (IsA(stmt, AlterTableStmt))
 		partitions_note_statement((AlterTableStmt *) stmt);
 	altered_note_statement(stmt, retyped);

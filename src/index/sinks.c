@@ -2,7 +2,8 @@
  *
  * sinks.c
  *	  The SQL functions over an index's sinks: flusso_set_sinks, where its
- *	  documents go, and flusso_rejected, what OpenSearch refused of them.
+ *	  documents go, flusso_rejected, what OpenSearch refused of them, and
+ *	  flusso_adopt, an alias taken over from another database.
  *
  * An index writes to the table sink, to one flusso_opensearch server, or
  * both.  Its owner chooses, and must have USAGE on the server: documents
@@ -33,11 +34,13 @@
 #include "index/access.h"
 #include "store/catalog_index.h"
 #include "store/catalog_rejected.h"
+#include "store/catalog_sink.h"
 #include "opensearch/server.h"
 #include "sink/sink.h"
 
 PG_FUNCTION_INFO_V1(flusso_set_sinks);
 PG_FUNCTION_INFO_V1(flusso_rejected);
+PG_FUNCTION_INFO_V1(flusso_adopt);
 
 static void
 option_error(const char *key, const char *problem)
@@ -263,4 +266,36 @@ flusso_rejected(PG_FUNCTION_ARGS)
 	catalog_list_rejected(name, rsinfo);
 	catalog_restore_user(&saved);
 	return (Datum) 0;
+}
+
+/*
+ * flusso_adopt(name text): the index takes its OpenSearch alias over from
+ * whichever database serves it now, which the shipper otherwise never
+ * does (shipper/ship_owner.c): the database this one is a copy of, once
+ * this one is to take its place (after a migration), or another server
+ * running as this database.  Once the alias is moved, that database's
+ * shipper finds it serving an index not its own, and stops in conflict.
+ * The owner's rights: the alias shows the owner's documents.
+ */
+Datum
+flusso_adopt(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	StoredIndex *index;
+	CatalogUser saved;
+	bool		found;
+
+	flusso_require_admin();
+	index = catalog_load_index(name);
+	flusso_require_owner(index->owner, name);
+	catalog_become_owner(&saved);
+	found = catalog_take_alias(name, true);
+	catalog_restore_user(&saved);
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" has no OpenSearch sink", name),
+				 errhint("Only an OpenSearch alias can be taken over.")));
+	request_shipper_at_commit();
+	PG_RETURN_VOID();
 }

@@ -6,7 +6,10 @@
  *	  worker (an index exists), or drop the slot and stop (the last index or
  *	  the extension was dropped); and what they and the worker ask of the
  *	  shipper: ship what was queued, or look at the OpenSearch sinks again
- *	  (a sink or a generation changed).  A change of flusso's tables made
+ *	  (a sink or a generation changed); and what CREATE DATABASE asks of
+ *	  the launcher: list the databases again, so that a copy of a database
+ *	  that has flusso (CREATE DATABASE ... TEMPLATE) is probed at once, not
+ *	  after the next restart.  A change of flusso's tables made
  *	  by a transaction is counted in shared memory (catalog_changes) when it
  *	  commits, for the worker and the shipper, which keep what they read of
  *	  them until the count moves (worker/catalog_watch.c,
@@ -38,6 +41,7 @@ typedef enum PendingRequest
 
 static PendingRequest pending = REQUEST_NONE;
 static bool wake_shipper = false;
+static bool list_databases = false;
 static bool catalog_changed = false;
 static bool callback_registered = false;
 
@@ -83,6 +87,15 @@ carry_out(XactEvent event, void *arg)
 		carry_out_for_shipper(wake_shipper, catalog_changed);
 	wake_shipper = false;
 	catalog_changed = false;
+	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
+		list_databases && flusso_shared != NULL)
+	{
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		flusso_shared->list_databases = true;
+		LWLockRelease(flusso_shared->lock);
+		shared_wake_launcher();
+	}
+	list_databases = false;
 	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
 		pending != REQUEST_NONE && flusso_shared != NULL)
 	{
@@ -172,6 +185,14 @@ request_shipping_at_commit(void)
 {
 	register_callback();
 	wake_shipper = true;
+}
+
+/* A database was created: have the launcher list the databases again. */
+void
+request_listing_at_commit(void)
+{
+	register_callback();
+	list_databases = true;
 }
 
 /*

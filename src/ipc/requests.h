@@ -17,5 +17,6 @@ extern void request_worker_at_commit(bool wanted);
 extern void request_shipper_at_commit(void);
 extern void request_shipping_at_commit(void);
 extern void request_catalog_look_at_commit(void);
+extern void request_listing_at_commit(void);
 
 #endif							/* FLUSSO_IPC_REQUESTS_H */

@@ -94,6 +94,8 @@ typedef struct DatabaseEntry
 	int64		batches;
 	char		last_error[FLUSSO_ERROR_LEN];
 	TimestampTz last_error_at;
+	char		exit_error[FLUSSO_ERROR_LEN];	/* what the worker last failed
+												 * with, until it streams */
 
 	/* the status of its indexes: an array in the status area */
 	int			nindexes;
@@ -108,6 +110,7 @@ typedef struct FlussoShared
 	Latch	   *launcher_latch;
 	bool		databases_listed;	/* launcher probed every database once */
 	bool		databases_refused;	/* one with flusso found no free entry */
+	bool		list_databases; /* a database was created: list them again */
 	void	   *status_area;	/* where the status area begins */
 	int			ndatabases;		/* flusso.max_databases */
 	DatabaseEntry databases[FLEXIBLE_ARRAY_MEMBER];

@@ -34,15 +34,28 @@
 /* what a page of ids, without their documents, may hold */
 #define IDS_RESPONSE ((size_t) 16 * 1024 * 1024)
 
+/* body, with value (JSON text) set at the path of two keys a and b */
+static Datum
+set_at(Datum body, const char *a, const char *b, const char *value)
+{
+	Datum		path[2] = {CStringGetTextDatum(a), CStringGetTextDatum(b)};
+
+	return DirectFunctionCall4(jsonb_set, body,
+							   PointerGetDatum(construct_array(path, 2, TEXTOID, -1, false, TYPALIGN_INT)),
+							   DirectFunctionCall1(jsonb_in, CStringGetDatum(value)),
+							   BoolGetDatum(true));
+}
+
 /*
  * The body that creates an index: the mapping (flusso_mapping(): its
  * mappings and analysis settings) with settings.index set to these shards,
- * replicas and refresh interval.
+ * replicas and refresh interval, and, unless owner is NULL, the owner
+ * record (a JSON object) as mappings._meta.flusso.
  */
 char *
-os_index_body(const char *mapping, int shards, int replicas, const char *refresh)
+os_index_body(const char *mapping, int shards, int replicas, const char *refresh,
+			  const char *owner)
 {
-	Datum		path[2] = {CStringGetTextDatum("settings"), CStringGetTextDatum("index")};
 	StringInfoData index;
 	Datum		body;
 
@@ -51,11 +64,10 @@ os_index_body(const char *mapping, int shards, int replicas, const char *refresh
 					 shards, replicas);
 	escape_json(&index, refresh);
 	appendStringInfoChar(&index, '}');
-	body = DirectFunctionCall4(jsonb_set,
-							   DirectFunctionCall1(jsonb_in, CStringGetDatum(mapping)),
-							   PointerGetDatum(construct_array(path, 2, TEXTOID, -1, false, TYPALIGN_INT)),
-							   DirectFunctionCall1(jsonb_in, CStringGetDatum(index.data)),
-							   BoolGetDatum(true));
+	body = set_at(DirectFunctionCall1(jsonb_in, CStringGetDatum(mapping)),
+				  "settings", "index", index.data);
+	if (owner)
+		body = set_at(body, "mappings", "_meta", psprintf("{\"flusso\": %s}", owner));
 	return DatumGetCString(DirectFunctionCall1(jsonb_out, body));
 }
 
@@ -143,6 +155,23 @@ os_alias_holders(const OpenSearchServer *server, const char *alias, HttpRequest 
 	return holders;
 }
 
+/* The owner record in the mappings of an index, an object or NULL. */
+static OwnerRecord *
+owner_record(JsonbContainer *mappings, const char *index)
+{
+	JsonbContainer *record = os_json_object(os_json_object(mappings, "_meta"), "flusso");
+	OwnerRecord *owner = palloc0(sizeof(OwnerRecord));
+
+	owner->index = pstrdup(index);
+	if (record == NULL)
+		return owner;
+	owner->source = os_json_text(record, "source");
+	owner->database = os_json_text(record, "database");
+	owner->database_oid = os_json_text(record, "database_oid");
+	owner->system_identifier = os_json_text(record, "system_identifier");
+	return owner;
+}
+
 /*
  * The "dynamic" setting of index's mappings ("strict" for every index
  * flusso creates, none for one a _bulk created by itself), or NULL; *req
@@ -157,6 +186,45 @@ os_index_dynamic(const OpenSearchServer *server, const char *index, HttpRequest 
 	if (!os_succeeded(*req, 0) || (doc = os_json_parse((*req)->response)) == NULL)
 		return NULL;
 	return os_json_text(os_json_object(os_json_object(&doc->root, index), "mappings"), "dynamic");
+}
+
+/*
+ * The owner records of indexes (a List of names, which exist), in their
+ * order: one without a record has a NULL source.  NIL when the request
+ * failed (*req says).
+ */
+List *
+os_index_owners(const OpenSearchServer *server, List *indexes, HttpRequest **req)
+{
+	StringInfoData names;
+	Jsonb	   *doc;
+	List	   *owners = NIL;
+	ListCell   *lc;
+
+	initStringInfo(&names);
+	foreach(lc, indexes)
+		appendStringInfo(&names, "%s%s", names.len > 0 ? "," : "", (char *) lfirst(lc));
+	*req = call(server, "GET",
+				psprintf("/%s/_mapping?filter_path=*.mappings._meta.flusso", names.data), NULL);
+	if (!os_succeeded(*req, 0) || (doc = os_json_parse((*req)->response)) == NULL)
+		return NIL;
+	foreach(lc, indexes)
+	{
+		const char *index = lfirst(lc);
+
+		owners = lappend(owners,
+						 owner_record(os_json_object(os_json_object(&doc->root, index), "mappings"),
+									  index));
+	}
+	return owners;
+}
+
+/* Record owner (a JSON object) as the _meta.flusso of index. */
+HttpRequest *
+os_put_owner(const OpenSearchServer *server, const char *index, const char *owner)
+{
+	return call(server, "PUT", psprintf("/%s/_mapping", index),
+				psprintf("{\"_meta\": {\"flusso\": %s}}", owner));
 }
 
 /*

@@ -14,7 +14,21 @@
 #include "nodes/pg_list.h"
 #include "opensearch/http.h"
 
-extern char *os_index_body(const char *mapping, int shards, int replicas, const char *refresh);
+/*
+ * Who made an OpenSearch index, as flusso records it in the index's
+ * _meta (source/source.c): all NULL but index when there is no record.
+ */
+typedef struct OwnerRecord
+{
+	char	   *index;
+	char	   *source;			/* the identity of the database */
+	char	   *database;
+	char	   *database_oid;
+	char	   *system_identifier;
+} OwnerRecord;
+
+extern char *os_index_body(const char *mapping, int shards, int replicas, const char *refresh,
+						   const char *owner);
 
 /* a 2xx, or one of the statuses the caller counts as done too */
 extern bool os_succeeded(const HttpRequest *req, long also_ok);
@@ -30,6 +44,9 @@ extern List *os_alias_holders(const OpenSearchServer *server, const char *alias,
 							  HttpRequest **req);
 extern char *os_index_dynamic(const OpenSearchServer *server, const char *index,
 							  HttpRequest **req);
+extern List *os_index_owners(const OpenSearchServer *server, List *indexes, HttpRequest **req);
+extern HttpRequest *os_put_owner(const OpenSearchServer *server, const char *index,
+								 const char *owner);
 extern HttpRequest *os_move_alias(const OpenSearchServer *server, const char *alias,
 								  List *from, const char *to);
 extern HttpRequest *os_page_by_id(const OpenSearchServer *server, const char *index,

@@ -45,8 +45,6 @@
 /* documents read and deleted at a time when a generation is emptied */
 #define EMPTY_PAGE 1000
 
-/* how often the served generation is checked in OpenSearch */
-#define SHIP_CHECK_MS 5000
 
 /* Does g still take documents (not retired)? */
 bool
@@ -73,12 +71,17 @@ no_server(ShipStatus *status, const ShipGeneration *g)
 	return false;
 }
 
+/*
+ * Delete g's OpenSearch index (unless kept), and forget g.  One that is
+ * another source's is forgotten without being deleted.
+ */
 static bool
 retire(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 {
 	if (g->created && !g->keep)
 	{
 		HttpRequest *req;
+		bool		foreign;
 
 		if (g->server == NULL)
 		{
@@ -87,6 +90,12 @@ retire(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 					(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" is forgotten without being deleted: its server is gone",
 							g->concrete, x->name)));
 		}
+		else if (!ship_generation_owned(x, g, false, status, &foreign) && !foreign)
+			return false;
+		else if (foreign)
+			ereport(LOG,
+					(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" is forgotten without being deleted: it is another source's",
+							g->concrete, x->name)));
 		else if (!os_succeeded(req = os_delete_index(g->server, g->concrete), 404))
 			return failed(status, req);
 	}
@@ -99,21 +108,68 @@ retire(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 	return true;
 }
 
+/*
+ * A generation not created yet takes the names its server's index_prefix
+ * gives now: the prefix changed since it began (to give a copy of a
+ * database names of its own, say).
+ */
+static void
+follow_prefix(ShipIndex *x, ShipGeneration *g)
+{
+	char	   *alias = psprintf("%s%s", g->server->index_prefix ? g->server->index_prefix : "",
+								 x->name);
+	char	   *concrete;
+	MemoryContext context = GetMemoryChunkContext(g);
+
+	if (strcmp(alias, g->alias) == 0 || strncmp(g->concrete, g->alias, strlen(g->alias)) != 0)
+		return;
+	concrete = psprintf("%s%s", alias, g->concrete + strlen(g->alias));
+	if (!xact_begin(true, NULL, 0))
+		return;
+	generation_rename(g->generation, alias, concrete);
+	ship_catalog_forget();
+	xact_commit();
+	ereport(LOG,
+			(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" is to be created as \"%s\", behind alias \"%s\": the index_prefix of server \"%s\" changed",
+					g->concrete, x->name, concrete, alias, g->server->name)));
+	g->alias = MemoryContextStrdup(context, alias);
+	g->concrete = MemoryContextStrdup(context, concrete);
+}
+
+/*
+ * Create g's OpenSearch index, recording this database as its owner; not
+ * while its alias serves an index this database may not take it from,
+ * which would never let it be served.
+ */
 static bool
-create(ShipGeneration *g, ShipStatus *status)
+create(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 {
 	HttpRequest *req;
+	List	   *holders;
+	bool		foreign;
 
 	if (g->server == NULL)
 		return no_server(status, g);
+	follow_prefix(x, g);
+	holders = os_alias_holders(g->server, g->alias, &req);
+	if (!os_succeeded(req, 404))
+		return failed(status, req);
+	if (!ship_alias_may_move(x, g, holders, false, status))
+		return false;
 	req = os_create_index(g->server, g->concrete, g->create_body);
-	/* a request answered before a crash, repeated */
+	/* a request answered before a crash, repeated: the index must be ours */
 	if (!os_succeeded(req, 0))
 	{
 		char	   *type = os_json_error_type(req->response);
 
 		if (req->status != 400 || type == NULL || strcmp(type, "resource_already_exists_exception") != 0)
 			return failed(status, req);
+		g->created = true;
+		if (!ship_generation_owned(x, g, true, status, &foreign))
+		{
+			g->created = false;
+			return false;
+		}
 	}
 	if (xact_begin(true, NULL, 0))
 	{
@@ -257,8 +313,11 @@ serve(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 	holders = os_alias_holders(g->server, g->alias, &req);
 	if (!os_succeeded(req, 404))
 		return failed(status, req);
+	if (!ship_alias_may_move(x, g, holders, true, status))
+		return false;
 	if (!os_succeeded(req = os_move_alias(g->server, g->alias, holders, g->concrete), 0))
 		return failed(status, req);
+	ship_alias_taken(x);
 	if (xact_begin(true, NULL, 0))
 	{
 		generation_serve(g->generation);
@@ -357,8 +416,11 @@ check_served(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 		return failed(status, req);
 	if (list_length(holders) == 1 && strcmp(linitial(holders), g->concrete) == 0)
 		return true;
+	if (!ship_alias_may_move(x, g, holders, true, status))
+		return false;
 	if (!os_succeeded(req = os_move_alias(g->server, g->alias, holders, g->concrete), 0))
 		return failed(status, req);
+	ship_alias_taken(x);
 	initStringInfo(&names);
 	foreach(lc, holders)
 		appendStringInfo(&names, "%s\"%s\"", names.len > 0 ? ", " : "", (char *) lfirst(lc));
@@ -384,6 +446,7 @@ ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 {
 	ShipGeneration *latest_seeded = NULL;
 	ShipGeneration *served = NULL;
+	bool		foreign;
 	ListCell   *lc;
 
 	foreach(lc, x->generations)
@@ -401,7 +464,10 @@ ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 
 		if (!ship_generation_active(g))
 			continue;
-		if (!g->created && !create(g, status))
+		if (!g->created && !create(x, g, status))
+			return false;
+		/* nothing is written into an index that is not this database's */
+		if (!ship_generation_owned(x, g, true, status, &foreign))
 			return false;
 		/* emptied over several turns, and nothing else of x until it is */
 		if (g->truncate_version >= 0 && (!empty(rt, g, status) || g->truncate_version >= 0))
@@ -424,6 +490,7 @@ ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 								   x->name, x->name));
 	else if (latest_seeded && latest_seeded->drained && !serve(x, latest_seeded, status))
 		return false;
+	ship_conflict_over(x);
 	return true;
 }
 

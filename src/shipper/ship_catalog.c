@@ -6,8 +6,16 @@
  *	  retired, with what its steps send (the body that creates it, the
  *	  settings it is served with) and the server it lives on, with the
  *	  credentials of the index's owner; the build statement of each index,
- *	  compiled from its stored definition when a bulk first needs it.  And
- *	  what it reports of each index in shared memory.
+ *	  compiled from its stored definition when a bulk first needs it; and
+ *	  the database's identity, which every index it creates records as its
+ *	  owner (source/source.c).  And what it reports of each index in shared
+ *	  memory.
+ *
+ * While the database is a copy the worker has not taken in yet (it has no
+ * identity of its own, another database's is in the catalog), a pass
+ * reads no index at all: the generations in the catalog are the other
+ * database's, and nothing is done in OpenSearch until the worker has
+ * made the identity this database's own.
  *
  * What a pass read is kept, in a memory context of its own, and given to
  * the passes that follow without reading the catalog again, as long as
@@ -54,6 +62,7 @@
 #include "document/build.h"
 #include "schema/schema.h"
 #include "shipper/shipper.h"
+#include "source/source.h"
 
 /*
  * A pass that finds nothing changed since the last read is given what it
@@ -70,6 +79,8 @@ static struct
 	DatabaseEntry *entry;
 	uint64		count;			/* ship_watch_count() before it was read */
 	TimestampTz loaded_at;
+	SourceIdentity identity;	/* id NULL: a catalog before 0.7.0 */
+	char	   *owner_record;	/* the identity, as OpenSearch indexes record it */
 }			kept;
 
 static ShipIndex *
@@ -107,6 +118,8 @@ load_indexes(MemoryContext context)
 		x->server_name = row->server_name;
 		x->on_error = row->on_error;
 		x->stopped = row->stopped;
+		x->conflict = row->conflict;
+		x->take_alias = row->take_alias;
 		x->owner_name = row->owner_name;
 		indexes = lappend(indexes, x);
 	}
@@ -166,18 +179,39 @@ load_generations(List *indexes, MemoryContext context)
 	return indexes;
 }
 
+/* The database's identity, and the owner record it makes, into context. */
+static void
+load_identity(MemoryContext context, SourceIdentity *identity, char **owner_record)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+
+	(void) source_look(identity);
+	*owner_record = identity->id ? source_meta_json(identity) : NULL;
+	MemoryContextSwitchTo(old);
+}
+
 /*
  * Read what the catalog says now, in a transaction of its own, into
- * context.  False when flusso is no longer installed.
+ * context: the identity (and the owner record it makes), and the indexes.
+ * False when flusso is no longer installed.
  */
 static bool
-load(MemoryContext context, List **indexes)
+load(MemoryContext context, List **indexes, SourceIdentity *identity, char **owner_record)
 {
 	ListCell   *lc;
 
 	if (!xact_begin(true, NULL, 0))
 		return false;
 	SPI_connect();
+	load_identity(context, identity, owner_record);
+	if (identity->unclaimed)
+	{
+		/* a copy, until the worker takes it in: nothing is this database's */
+		*indexes = NIL;
+		SPI_finish();
+		xact_commit();
+		return true;
+	}
 	*indexes = load_indexes(context);
 	*indexes = load_generations(*indexes, context);
 	foreach(lc, *indexes)
@@ -204,7 +238,7 @@ load(MemoryContext context, List **indexes)
 			if (mapping == NULL)
 				mapping = schema_mapping_json(catalog_load_index(x->name)->schema);
 			/* a seed writes with refresh off and no replicas, restored when served */
-			body = os_index_body(mapping, atoi(g->create_body), 0, "-1");
+			body = os_index_body(mapping, atoi(g->create_body), 0, "-1", *owner_record);
 			g->create_body = MemoryContextStrdup(context, body);
 		}
 	}
@@ -255,6 +289,8 @@ ship_load(DatabaseEntry *entry, List **indexes)
 	TimestampTz now = GetCurrentTimestamp();
 	MemoryContext context;
 	List	   *loaded;
+	SourceIdentity identity;
+	char	   *owner_record;
 
 	if (kept.context != NULL && kept.steady && count == kept.count &&
 		!TimestampDifferenceExceeds(kept.loaded_at, now, SHIP_CATALOG_MAX_AGE_MS))
@@ -264,7 +300,7 @@ ship_load(DatabaseEntry *entry, List **indexes)
 	}
 	context = AllocSetContextCreate(TopMemoryContext, "flusso shipper catalog",
 									ALLOCSET_SMALL_SIZES);
-	if (!load(context, &loaded))
+	if (!load(context, &loaded, &identity, &owner_record))
 	{
 		MemoryContextDelete(context);
 		return false;
@@ -276,9 +312,24 @@ ship_load(DatabaseEntry *entry, List **indexes)
 	kept.entry = entry;
 	kept.count = count;
 	kept.loaded_at = now;
-	kept.steady = steady(loaded);
+	kept.steady = steady(loaded) && identity.unclaimed == NULL;
+	kept.identity = identity;
+	kept.owner_record = owner_record;
 	*indexes = loaded;
 	return true;
+}
+
+/*
+ * The identity of this database as the last pass read it: id NULL before
+ * ALTER EXTENSION UPDATE to 0.7.0, when OpenSearch indexes record no
+ * owner.  And the owner record its indexes carry.
+ */
+const SourceIdentity *
+ship_identity(const char **owner_record)
+{
+	if (owner_record)
+		*owner_record = kept.owner_record;
+	return &kept.identity;
 }
 
 /*

@@ -149,6 +149,9 @@ record_status(ShipRuntime *rt, const char *index, const ShipStatus *status)
 		rt->failures = 0;
 		rt->not_before = 0;
 	}
+	/* not a failure to back off from: looked at again in a while */
+	if (status->conflict)
+		rt->not_before = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_CHECK_MS);
 	foreach(lc, status->failures)
 	{
 		ShipFailure *failure = lfirst(lc);
@@ -197,7 +200,7 @@ take_turn(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 	}
 	if (!ship_generations(x, rt, status))
 		return true;
-	if (x->live && x->stopped == NULL && ship_is_ready(x))
+	if (x->live && x->stopped == NULL && x->conflict == NULL && ship_is_ready(x))
 		return ship_bulk(x, rt, status);
 	return false;
 }
@@ -229,7 +232,7 @@ run_turn(void *arg)
 static bool
 take_turn_alone(ShipIndex *x)
 {
-	Turn		turn = {x, runtime_of(x->name), {false, NIL}, false};
+	Turn		turn = {x, runtime_of(x->name), {false, NIL, false}, false};
 	ErrorData  *error;
 	bool		ended;
 

@@ -51,6 +51,8 @@ typedef struct ShipIndex
 	char	   *owner_name;
 	char	   *on_error;		/* quarantine or stop */
 	char	   *stopped;		/* why shipping stopped, or NULL */
+	char	   *conflict;		/* why its alias is not its own, or NULL */
+	bool		take_alias;		/* flusso_adopt(): take it over */
 	OpenSearchServer *server;	/* NULL: the server is gone */
 	char	   *server_name;
 	bool		usable;			/* the owner has USAGE on the server */
@@ -89,6 +91,7 @@ typedef struct ShipStatus
 {
 	bool		went_through;	/* a bulk went through */
 	List	   *failures;		/* ShipFailure */
+	bool		conflict;		/* the index is in conflict over its alias */
 } ShipStatus;
 
 /*
@@ -105,6 +108,12 @@ ship_status_failed(ShipStatus *status, const char *message, int retry_after_s)
 	status->failures = lappend(status->failures, failure);
 }
 
+/*
+ * how often the served generation is checked in OpenSearch, and an index
+ * in conflict over its alias looked at again
+ */
+#define SHIP_CHECK_MS 5000
+
 /* how long one index ships bulk after bulk before the next index's turn */
 #define SHIP_TURN_MS 1000
 
@@ -120,6 +129,16 @@ extern bool ship_catalog_holds(void);
 extern const struct DocumentQuery *ship_build_query(ShipIndex *x);
 extern void ship_record_error(const char *index, const char *message);
 extern void ship_record_shipped(const char *index, int64 shipped);
+
+extern const struct SourceIdentity *ship_identity(const char **owner_record);
+
+/* ship_owner.c */
+extern bool ship_generation_owned(ShipIndex *x, ShipGeneration *g, bool writing,
+								  ShipStatus *status, bool *foreign);
+extern bool ship_alias_may_move(ShipIndex *x, ShipGeneration *g, List *holders,
+								bool moving, ShipStatus *status);
+extern void ship_alias_taken(ShipIndex *x);
+extern void ship_conflict_over(ShipIndex *x);
 
 /* ship_stored.c */
 extern char **ship_stored_docs(const ShipIndex *x, char **ids, int n);

@@ -24,6 +24,7 @@
 #include "util/pinned.h"
 #include "ipc/requests.h"
 #include "store/catalog_index.h"
+#include "store/catalog_source.h"
 #include "store/store_spi.h"
 #include "util/spi_cache.h"
 
@@ -386,11 +387,14 @@ catalog_opensearch_indexes(void)
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *indexes = NIL;
 
+	bool		conflicts = catalog_source_in_catalog();
+
 	SPI_connect();
-	if (SPI_execute("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
-					"s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped, i.owner::pg_catalog.text "
-					"FROM flusso.sink s JOIN flusso.index i ON i.name OPERATOR(pg_catalog.=) s.index_name "
-					"WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch' ORDER BY i.name",
+	if (SPI_execute(psprintf("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
+							 "s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped, i.owner::pg_catalog.text, "
+							 "%s FROM flusso.sink s JOIN flusso.index i ON i.name OPERATOR(pg_catalog.=) s.index_name "
+							 "WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch' ORDER BY i.name",
+							 conflicts ? "s.conflict, s.take_alias" : "NULL::pg_catalog.text, false"),
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.sink");
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -407,6 +411,8 @@ catalog_opensearch_indexes(void)
 		row->on_error = SPI_getvalue(tuple, desc, 4);
 		row->stopped = SPI_getvalue(tuple, desc, 5);
 		row->owner_name = SPI_getvalue(tuple, desc, 6);
+		row->conflict = SPI_getvalue(tuple, desc, 7);
+		row->take_alias = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
 		indexes = lappend(indexes, row);
 		MemoryContextSwitchTo(spi);
 	}

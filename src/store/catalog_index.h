@@ -39,6 +39,8 @@ typedef struct OpenSearchIndexRow
 	char	   *server_name;
 	char	   *on_error;		/* the sink's option, or NULL */
 	char	   *stopped;		/* why shipping stopped, or NULL */
+	char	   *conflict;		/* why its alias is not its own, or NULL */
+	bool		take_alias;		/* flusso_adopt(): take it over */
 } OpenSearchIndexRow;
 
 /* the shipper's */

@@ -465,6 +465,35 @@ generation_forget(int64 generation)
 }
 
 /*
+ * Forget every generation, in OpenSearch as it is: they are another
+ * database's, this one being a copy of it (source/source.c).
+ */
+void
+generation_forget_every(void)
+{
+	(void) store_run("DELETE FROM flusso.opensearch_generation", 0, NULL, NULL, SPI_OK_DELETE);
+}
+
+/*
+ * A generation not created yet takes the names alias and concrete: its
+ * server's index_prefix changed.
+ */
+void
+generation_rename(int64 generation, const char *alias, const char *concrete)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3];
+
+	values[0] = Int64GetDatum(generation);
+	values[1] = CStringGetTextDatum(alias);
+	values[2] = CStringGetTextDatum(concrete);
+	(void) store_run("UPDATE flusso.opensearch_generation SET alias = $2, concrete = $3, "
+					 "updated_at = pg_catalog.now() "
+					 "WHERE generation OPERATOR(pg_catalog.=) $1 AND NOT created",
+					 3, types, values, SPI_OK_UPDATE);
+}
+
+/*
  * The OpenSearch index the alias of index serves, with its server's name
  * and the alias, in the caller's memory context (read-only); NULL when
  * none serves.

@@ -61,6 +61,8 @@ extern void generation_ranges_finish(int64 generation);
 extern void generation_serve(int64 generation);
 extern bool generation_retire_served(int64 generation);
 extern void generation_forget(int64 generation);
+extern void generation_forget_every(void);
+extern void generation_rename(int64 generation, const char *alias, const char *concrete);
 
 /* both's: does OpenSearch mirror the table sink? */
 extern int64 generation_mirroring_table(const char *index);

@@ -74,6 +74,13 @@ outbox_forget(const char *index)
 			   1, types, values, SPI_OK_DELETE);
 }
 
+/* Forget what is queued for every index (a copy starts over). */
+void
+outbox_forget_every(void)
+{
+	(void) store_run("DELETE FROM flusso.outbox", 0, NULL, NULL, SPI_OK_DELETE);
+}
+
 /*
  * Plan the shipper's statements with the outbox's indexes alone, until
  * index_paths_end().  The outbox swings from empty to a seed's every

@@ -26,6 +26,7 @@ typedef struct OutboxRow
 extern uint64 outbox_queue(const char *index, Datum ids, XLogRecPtr version, bool seed_only);
 extern void outbox_requeue_rejected(const char *index, XLogRecPtr version);
 extern void outbox_forget(const char *index);
+extern void outbox_forget_every(void);
 extern int	outbox_take(const char *index, int limit, const OutboxRow *after,
 						MemoryContext context, OutboxRow **rows);
 extern uint64 outbox_forget_shipped(const char *index, Datum ids, Datum seqs);

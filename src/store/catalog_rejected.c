@@ -107,3 +107,13 @@ catalog_forget_rejected(const char *index)
 		elog(ERROR, "could not forget the rejected documents of index \"%s\"", index);
 	SPI_finish();
 }
+
+/* Forget the rejected documents of every index (a copy starts over). */
+void
+catalog_forget_every_rejected(void)
+{
+	SPI_connect();
+	if (SPI_execute("DELETE FROM flusso.rejected", false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget the rejected documents");
+	SPI_finish();
+}

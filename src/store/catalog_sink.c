@@ -21,6 +21,7 @@
 
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_sink.h"
+#include "store/catalog_source.h"
 #include "util/spi_cache.h"
 
 /* The rows of index, by sink (read-only). */
@@ -146,6 +147,74 @@ catalog_resume_shipping(const char *index)
 }
 
 /*
+ * The shipping of index is stopped because its alias belongs to another
+ * source: why (NULL: it no longer is).  Nothing is written when that is
+ * what the row says already.
+ */
+void
+catalog_set_conflict(const char *index, const char *reason)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(index);
+	values[1] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.sink SET conflict = $2 "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND sink OPERATOR(pg_catalog.=) 'opensearch' "
+							  "AND conflict IS DISTINCT FROM $2",
+							  2, types, values, reason ? NULL : " n", false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the conflict of index \"%s\"", index);
+	SPI_finish();
+}
+
+/*
+ * flusso_adopt(): the alias of index is to be taken over from whatever
+ * source serves it (asked), or was (done).  False when index has no
+ * OpenSearch sink.
+ */
+bool
+catalog_take_alias(const char *index, bool asked)
+{
+	Oid			types[2] = {TEXTOID, BOOLOID};
+	Datum		values[2] = {CStringGetTextDatum(index), BoolGetDatum(asked)};
+	bool		found;
+
+	SPI_connect();
+	if (SPI_execute_with_args("UPDATE flusso.sink SET take_alias = $2 "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
+							  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record that index \"%s\" takes its alias over", index);
+	found = SPI_processed > 0;
+	SPI_finish();
+	return found;
+}
+
+/*
+ * A copy starts over: no sink is stopped, in conflict or taking an alias
+ * over (what the database it was copied from recorded is not its own).
+ */
+void
+catalog_reset_shipping(void)
+{
+	SPI_connect();
+	if (SPI_execute("UPDATE flusso.sink SET stopped = NULL, conflict = NULL, take_alias = false "
+					"WHERE stopped IS NOT NULL OR conflict IS NOT NULL OR take_alias",
+					false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not reset the OpenSearch sinks");
+	SPI_finish();
+}
+
+/* The conflict over an alias, when the catalog has it (0.7.0 on). */
+static const char *
+conflict_sql(void)
+{
+	return catalog_source_in_catalog() ? "s.conflict" : "NULL::pg_catalog.text";
+}
+
+/*
  * The documents a generation of s.index_name seeded by ranges has left to
  * ship, about: the root rows its seed estimated less the keys read so
  * far, at least 1 until every range is shipped.  0 before 0.6.0, when no
@@ -186,8 +255,8 @@ catalog_shipping_rows(void)
 							 " WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
 							 "(SELECT pg_catalog.count(*) FROM flusso.rejected r "
 							 " WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), "
-							 "s.stopped FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
-							 ranges_left_sql()),
+							 "s.stopped, %s FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+							 ranges_left_sql(), conflict_sql()),
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the OpenSearch sinks");
 	spi = MemoryContextSwitchTo(caller);
@@ -205,6 +274,7 @@ catalog_shipping_rows(void)
 		row->oldest_seconds = isnull ? -1 : DatumGetFloat8(oldest);
 		row->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
 		row->stopped = SPI_getvalue(tuple, desc, 5);
+		row->conflict = SPI_getvalue(tuple, desc, 6);
 		rows = lappend(rows, row);
 	}
 	MemoryContextSwitchTo(spi);
@@ -225,21 +295,24 @@ catalog_shipping_row(const char *index, ShippingRow *row)
 	bool		found;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT s.stopped, (SELECT pg_catalog.count(*) FROM flusso.rejected r "
-							  "WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name) "
-							  "FROM flusso.sink s WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+	if (SPI_execute_with_args(psprintf("SELECT s.stopped, (SELECT pg_catalog.count(*) FROM flusso.rejected r "
+									   "WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), %s "
+									   "FROM flusso.sink s WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
+									   "AND s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+									   conflict_sql()),
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the OpenSearch sink of index \"%s\"", index);
 	found = SPI_processed == 1;
 	if (found)
 	{
 		char	   *stopped = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		char	   *conflict = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 		bool		isnull;
 
 		memset(row, 0, sizeof(ShippingRow));
 		row->index_name = MemoryContextStrdup(caller, index);
 		row->stopped = stopped ? MemoryContextStrdup(caller, stopped) : NULL;
+		row->conflict = conflict ? MemoryContextStrdup(caller, conflict) : NULL;
 		row->rejected = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	}
 	SPI_finish();

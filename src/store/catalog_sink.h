@@ -28,7 +28,9 @@ typedef struct ShippingRow
 	int64		pending;		/* rows queued */
 	double		oldest_seconds; /* age of the oldest, -1: none */
 	int64		rejected;
-	char	   *stopped;		/* why shipping stopped, or NULL */
+	char	   *stopped;		/* why on_error 'stop' stopped it, or NULL */
+	char	   *conflict;		/* why it does not ship: its alias is
+								 * another database's; or NULL */
 } ShippingRow;
 
 extern List *catalog_read_sinks(const char *index);
@@ -38,6 +40,9 @@ extern void catalog_forget_sinks(const char *index);
 extern char *catalog_sinks_signature_sql(const char *index_column);
 extern void catalog_stop_shipping(const char *index, const char *reason);
 extern void catalog_resume_shipping(const char *index);
+extern void catalog_set_conflict(const char *index, const char *reason);
+extern bool catalog_take_alias(const char *index, bool asked);
+extern void catalog_reset_shipping(void);
 extern List *catalog_shipping_rows(void);
 extern bool catalog_shipping_row(const char *index, ShippingRow *row);
 

@@ -11,7 +11,9 @@
  * commit, see hooks.c); after a server restart it sends a short-lived probe
  * into every database that allows connections and is not a template, one
  * at a time, and now and then re-probes databases that have flusso but no
- * index (a restore loads definitions without calling a function).  It
+ * index (a restore loads definitions without calling a function).  A
+ * database created since it started (a copy of one that has flusso,
+ * made from a template) is probed as soon as CREATE DATABASE commits.  It
  * never stays connected to anything, so CREATE DATABASE is never blocked.
  *
  * The databases still to probe are the launcher's own list: only one that
@@ -436,12 +438,20 @@ flusso_launcher_main(Datum arg)
 
 	for (;;)
 	{
+		bool		relist;
+
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		relist = flusso_shared->list_databases;
+		flusso_shared->list_databases = false;
+		LWLockRelease(flusso_shared->lock);
+		if (relist)
+			list_databases(&ls);
 		launch(&ls);
 		probe_listed(&ls);
 		launch_shippers(&ls);

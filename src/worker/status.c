@@ -21,7 +21,13 @@
  *
  * A database that has no entry in shared memory while every entry is
  * taken has no worker and will get none: each index is in error, with
- * the setting to raise, and each call warns.
+ * the setting to raise, and each call warns.  So is every index while
+ * the worker cannot run (it failed since it last streamed: all
+ * replication slots taken, say), with what it failed with; and an index
+ * whose shipping stopped (its OpenSearch alias another database's, or
+ * on_error 'stop'), with why.  A database that turns out to be a copy of
+ * another one says so until its worker has taken it in
+ * (source/source.c).
  *
  * flusso_admin members read everything; members of pg_monitor (the role
  * metrics are scraped as) read all but the error texts, which name tables,
@@ -52,6 +58,7 @@
 #include "store/catalog_index.h"
 #include "store/catalog_sink.h"
 #include "ipc/shared.h"
+#include "source/source.h"
 
 PG_FUNCTION_INFO_V1(flusso_status);
 
@@ -66,7 +73,7 @@ typedef struct Shipping
 	int64		pending;
 	double		oldest_seconds; /* -1: nothing pending */
 	int64		rejected;
-	char	   *stopped;
+	char	   *stopped;		/* on_error 'stop', or a conflict over the alias */
 } Shipping;
 
 /* The shipping of every index with an OpenSearch sink, by name. */
@@ -91,7 +98,7 @@ load_shipping(List **names)
 		s->pending = row->pending;
 		s->oldest_seconds = row->oldest_seconds;
 		s->rejected = row->rejected;
-		s->stopped = row->stopped;
+		s->stopped = row->conflict ? row->conflict : row->stopped;
 		shipping = lappend(shipping, s);
 	}
 	return shipping;
@@ -109,6 +116,19 @@ shipping_of(List *names, List *shipping, const char *name)
 			return lfirst(sc);
 	}
 	return NULL;
+}
+
+/* Is this database a copy its worker has not taken in yet (source.c)? */
+static bool
+copy_unclaimed(SourceIdentity *identity)
+{
+	CatalogUser saved;
+	bool		known;
+
+	catalog_become_owner(&saved);
+	known = source_look(identity);
+	catalog_restore_user(&saved);
+	return known && identity->unclaimed != NULL;
 }
 
 /* The slot's confirmed position, or InvalidXLogRecPtr without a slot. */
@@ -272,6 +292,8 @@ flusso_status(PG_FUNCTION_ARGS)
 	bool		estimates;
 	bool		error_texts = flusso_is_admin();
 	double		stream;
+	bool		worker_failing;
+	SourceIdentity identity;
 	TimestampTz now = GetCurrentTimestamp();
 	ListCell   *lc;
 
@@ -310,6 +332,15 @@ flusso_status(PG_FUNCTION_ARGS)
 		copy.last_error_at = now;
 		shared_warn_no_entry(NULL);
 	}
+	/* it failed since it last streamed: nothing is kept up to date */
+	worker_failing = copy.failures > 0 && copy.exit_error[0] != '\0';
+	if (copy_unclaimed(&identity))
+	{
+		snprintf(copy.last_error, FLUSSO_ERROR_LEN,
+				 "this database is a copy of %s: its worker has not given it an identity of its own yet, and ships nothing to OpenSearch until it has",
+				 identity.unclaimed);
+		copy.last_error_at = now;
+	}
 
 	foreach(lc, catalog_index_names())
 	{
@@ -329,9 +360,9 @@ flusso_status(PG_FUNCTION_ARGS)
 
 		values[0] = CStringGetTextDatum(name);
 		/* without a worker, nothing is kept up to date */
-		phase = (refused || (copy.no_worker_slot && copy.worker_pid == 0)) ? PHASE_ERROR
-			: status ? status->phase : PHASE_IDLE;
-		/* on_error 'stop' stopped the shipping: this index alone is in error */
+		phase = (refused || worker_failing || (copy.no_worker_slot && copy.worker_pid == 0))
+			? PHASE_ERROR : status ? status->phase : PHASE_IDLE;
+		/* its shipping stopped: this index alone is in error */
 		if (ship && ship->stopped)
 			phase = PHASE_ERROR;
 		values[1] = CStringGetTextDatum(phase_name(phase));
@@ -351,6 +382,8 @@ flusso_status(PG_FUNCTION_ARGS)
 		values[11] = Int64GetDatum(copy.batches);
 		if (status && status->error[0])
 			values[12] = CStringGetTextDatum(status->error);
+		else if (ship && ship->stopped)
+			values[12] = CStringGetTextDatum(ship->stopped);
 		else if (copy.last_error[0])
 			values[12] = CStringGetTextDatum(copy.last_error);
 		else

@@ -58,6 +58,7 @@
 #include "util/xact.h"
 #include "flusso.h"
 #include "snapshot/seed.h"
+#include "source/source.h"
 #include "engine/engine_stream.h"
 #include "ipc/shared.h"
 #include "store/catalog_index.h"
@@ -75,6 +76,14 @@
  * is in error.
  */
 #define RETRY_BROKEN_MS 10000
+
+/*
+ * How often the worker makes sure its database has not become a copy of
+ * another one behind its back (a dump restored into it while it ran, its
+ * rows of flusso.source coming last): a look at a one-row table, on top
+ * of every time the catalog may have changed.
+ */
+#define SOURCE_CHECK_MS 10000
 
 /* Why the worker ends. */
 typedef enum WorkerExit
@@ -103,6 +112,7 @@ typedef struct WorkerState
 	CatalogWatch catalog;		/* when the catalog may have changed */
 	Catchup		catchup;		/* the documents owed, and how they are built */
 	TimestampTz broken_tried_at;
+	TimestampTz source_checked_at;
 	WorkerNap	nap;			/* how long it sleeps when caught up */
 } WorkerState;
 
@@ -255,6 +265,38 @@ retry_broken(WorkerState *ws, bool look)
 }
 
 /*
+ * Make sure the database has its own identity (source/source.c), when the
+ * catalog may have changed (look) and every SOURCE_CHECK_MS.  True when
+ * it turned out to be a copy of another database, which is said in the
+ * log and in flusso_status(): the copy was taken in, its indexes are to
+ * be seeded again.
+ */
+static bool
+claim_source(WorkerState *ws, bool look)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	SourceIdentity identity;
+	char	   *message;
+	bool		copied;
+
+	if (!look && !TimestampDifferenceExceeds(ws->source_checked_at, now, SOURCE_CHECK_MS))
+		return false;
+	ws->source_checked_at = now;
+	if (!xact_begin(true, NULL, 0))
+		return false;
+	copied = source_claim(&identity, ws->turn_context, &message);
+	xact_commit();
+	if (copied)
+	{
+		ereport(LOG, (errmsg("flusso worker for database \"%s\": %s", ws->database, message)));
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		shared_record_error(ws->entry, message);
+		LWLockRelease(flusso_shared->lock);
+	}
+	return copied;
+}
+
+/*
  * The last workers died while no index was in hand (strikes.c): wait
  * before starting again, twice as long each time, up to a minute, so that
  * a worker that crashes the cluster does not do so in a tight loop.
@@ -264,14 +306,23 @@ back_off(WorkerState *ws)
 {
 	int			deaths = strikes_unattributed();
 	long		delay_ms;
+	char	   *cause;
 	char	   *message;
 	TimestampTz until;
 
 	if (deaths == 0)
 		return;
 	delay_ms = Min(1000L << Min(deaths - 1, 6), 60000L);
-	message = psprintf("the worker stopped unexpectedly %d times in a row; waiting %ld s before starting again",
-					   deaths, delay_ms / 1000);
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	cause = pstrdup(ws->entry->exit_error);
+	LWLockRelease(flusso_shared->lock);
+	/* what stops it, first: flusso_status() shows this */
+	if (cause[0])
+		message = psprintf("%s (the worker failed %d times in a row; it starts again in %ld s)",
+						   cause, deaths, delay_ms / 1000);
+	else
+		message = psprintf("the worker stopped unexpectedly %d times in a row; waiting %ld s before starting again",
+						   deaths, delay_ms / 1000);
 	ereport(LOG, (errmsg("flusso worker for database \"%s\": %s", ws->database, message)));
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	shared_record_error(ws->entry, message);
@@ -312,6 +363,8 @@ start_up(WorkerState *ws)
 	catalog_watch_reset(&ws->catalog, ws->entry);
 	if (!database_wants_worker(ws, true))
 		return WORKER_STOPS;
+	/* a copy forgets the slot record of the database it was copied from */
+	(void) claim_source(ws, true);
 	back_off(ws);
 
 	existed = slot_record_exists();
@@ -342,6 +395,7 @@ start_up(WorkerState *ws)
 	set_state(ws->entry, "streaming");
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	ws->entry->failures = 0;
+	ws->entry->exit_error[0] = '\0';
 	/* after a restart, the shipper has what was queued before it */
 	if (engine_ships(ws->engine))
 	{
@@ -430,6 +484,12 @@ run(WorkerState *ws)
 		look = catalog_watch_due(&ws->catalog, ws->entry);
 		if ((exit = next_exit(ws, look)) != WORKER_GOES_ON)
 			break;
+		if (claim_source(ws, look))
+		{
+			ws->restart_reason = "the database turned out to be a copy of another one";
+			exit = WORKER_RESTARTS;
+			break;
+		}
 		retry_broken(ws, look);
 		seed_step(ws->seeder, look);
 
@@ -572,6 +632,7 @@ flusso_worker_main(Datum arg)
 		strikes_record_error();
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		shared_record_error(ws.entry, attempt_message_for_status(edata));
+		strlcpy(ws.entry->exit_error, ws.entry->last_error, FLUSSO_ERROR_LEN);
 		LWLockRelease(flusso_shared->lock);
 		PG_RE_THROW();
 	}

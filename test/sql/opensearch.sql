@@ -99,11 +99,20 @@ SELECT sink, server_name, options FROM flusso.sink ORDER BY sink;
 SELECT needs_seed FROM flusso.index WHERE name = 'books';
 COMMIT;
 
--- another owner's index cannot be given sinks
+-- another owner's index cannot be given sinks, nor take an alias over
 SET ROLE regress_os_admin;
 SELECT flusso_set_sinks('books', ARRAY['table']);
 SELECT flusso_retry_rejected('books');
+SELECT flusso_adopt('books');
 RESET ROLE;
+
+-- flusso_adopt: only an index with an OpenSearch sink has an alias to
+-- take over; the shipper takes it at its next look
+SELECT flusso_adopt('nosuch');
+SELECT flusso_adopt('theirs');
+SELECT index_name, take_alias FROM flusso.sink WHERE take_alias;
+SELECT flusso_adopt('books');
+SELECT index_name, take_alias FROM flusso.sink WHERE take_alias;
 
 -- nothing rejected yet; flusso_rejected is for whom may read the documents
 SELECT * FROM flusso_rejected('books');

@@ -57,6 +57,7 @@ SELECT EXISTS (SELECT FROM public.flusso_status()) AS status;
 SELECT EXISTS (SELECT FROM public.flusso_rejected('books')) AS rejected;
 SELECT public.flusso_retry_rejected('books') IS NOT NULL AS retried;
 SELECT EXISTS (SELECT FROM public.flusso_verify('books')) IS NOT NULL AS verified;
+SELECT public.flusso_adopt('books') IS NOT NULL AS adopted;
 SELECT public.flusso_set_sinks('books', ARRAY['table']);
 SELECT public.flusso_create_index('spare', '{"version": 1, "table": "loans", "fields": []}');
 SELECT public.flusso_drop_index('spare', keep_opensearch => true);

@@ -1,7 +1,9 @@
 # flusso_check() reports a server that is not set up for flusso, and
 # flusso_provision() returns the exact statements that fix it: running them
 # and restarting leaves no environment error.  The publication name comes
-# from a setting and is quoted wherever it appears.
+# from a setting and is quoted wherever it appears.  A worker that cannot
+# run (every replication slot taken) puts its database's indexes in phase
+# error, with the cause, in flusso_status().
 
 use strict;
 use warnings;
@@ -111,5 +113,21 @@ ok( $node->poll_query_until(
 is( $node->safe_psql(
 		'library', q{SELECT count(*) FROM flusso_provision() WHERE applied}),
 	'0', 'provisioning again applies nothing');
+
+# One replication slot, the library's: another database's worker finds
+# none free, and flusso_status() says so, not only the server log.
+$node->safe_psql('library', 'ALTER SYSTEM SET max_replication_slots = 1');
+$node->restart;
+ok(library_caught_up($node), 'the library streams, holding the one slot');
+things_database($node, 'crowded');
+ok( $node->poll_query_until(
+		'crowded', q{SELECT phase = 'error' AND last_error LIKE '%all replication slots are in use%'
+		FROM flusso_status()}),
+	'a worker that finds no free slot puts its index in phase error, with the cause');
+ok( $node->poll_query_until(
+		'crowded', q{SELECT phase = 'error'
+		AND last_error LIKE 'all replication slots are in use (the worker failed % times in a row; it starts again in % s)'
+		FROM flusso_status()}),
+	'and keeps the cause while the worker backs off');
 
 done_testing();

@@ -56,7 +56,7 @@ is( $node->safe_psql('library',
 	'0', 'no change was lost: every document equals a fresh build');
 
 is($node->safe_psql('library', q{SELECT extversion FROM pg_extension WHERE extname = 'flusso'}),
-	'0.6.0', 'the extension is at 0.6.0');
+	'0.7.0', 'the extension is at 0.7.0');
 is( $node->safe_psql('library', q{SELECT count(*) FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
 		AND d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flusso')
 		WHERE p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'}),
