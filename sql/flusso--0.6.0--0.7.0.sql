@@ -54,3 +54,10 @@ COMMENT ON FUNCTION flusso_adopt(text)
 REVOKE ALL ON FUNCTION flusso_adopt(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION flusso_adopt(text) TO flusso_admin;
 
+-- A table an index reads replaced under its name (renamed, moved to
+-- another schema, dropped, or another table given its name) has the index
+-- compiled against what its names read now, and seeded again: a
+-- 'replaced' request, inserted as the transaction commits.
+ALTER TABLE flusso.signal DROP CONSTRAINT signal_kind_check;
+ALTER TABLE flusso.signal ADD CONSTRAINT signal_kind_check
+	CHECK (kind IN ('low', 'high', 'resnapshot', 'retry', 'partitions', 'altered', 'replaced'));

@@ -344,6 +344,44 @@ engine_report_phases(Engine *engine)
 	LWLockRelease(flusso_shared->lock);
 }
 
+/*
+ * The names of the indexes that read a table replaced under its name since
+ * they were compiled: the name a definition gives now reads another table
+ * (a swap by rename, as migrations and online rebuilds do; a table dropped
+ * and created again), or none (renamed away, dropped, its schema too).
+ * The worker follows the table it compiled an index against, and the
+ * publication covers tables, not names, so the table the name reads now
+ * changes unseen until the index is compiled again.  Each index is named
+ * once; looked up in the system caches, in the caller's transaction.
+ */
+List *
+engine_replaced_tables(Engine *engine)
+{
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		ListCell   *tc;
+
+		if (ei->broken || ei->replaced)
+			continue;
+		foreach(tc, ei->reads)
+		{
+			TableUse   *table = lfirst(tc);
+			Oid			schema = get_namespace_oid(table->nspname, true);
+
+			if (OidIsValid(schema) && get_relname_relid(table->relname, schema) == table->relid)
+				continue;
+			ei->replaced = true;
+			names = lappend(names, ei->index->name);
+			break;
+		}
+	}
+	return names;
+}
+
 /* The index that needs seeding and can be built, after after (or first). */
 EngineIndex *
 engine_next_to_seed(Engine *engine, EngineIndex *after)

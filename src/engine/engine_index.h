@@ -29,6 +29,7 @@ struct EngineIndex
 	bool		needs_seed;		/* as flusso.index said when loaded */
 	bool		broken;			/* could not compile or build: skipped */
 	bool		set_aside;		/* the worker kept dying on it: not retried */
+	bool		replaced;		/* a table it reads was seen replaced */
 	List	   *reads;			/* TableUse: what it reads, and which columns */
 
 	/*

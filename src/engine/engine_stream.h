@@ -27,6 +27,7 @@ extern void engine_report_phases(Engine *engine);
 extern bool engine_any_broken(Engine *engine);
 extern bool engine_retry_broken(Engine *engine);
 extern bool engine_ships(Engine *engine);
+extern List *engine_replaced_tables(Engine *engine);
 
 /* a batch, resolved into the documents owed (apply.c) */
 extern void engine_resolve_begin(Engine *engine, ChangeBatch *batch);

@@ -33,6 +33,8 @@
 										 * or dropped */
 #define SIGNAL_ALTERED "altered"	/* DDL changed what rows read as, or
 									 * made a table unlogged */
+#define SIGNAL_REPLACED "replaced"	/* a table an index reads was replaced
+									 * under its name */
 /* ... and what the stream says of a table an index reads */
 #define SIGNAL_REWRITE "rewrite"	/* ALTER TABLE rewrote it */
 #define SIGNAL_UNCOVERED "uncovered"	/* it changed, unpublished */

@@ -26,10 +26,11 @@
 
 /*
  * Say why an index will be seeded again: asked for, a table it reads
- * gained or lost a partition, was altered (hooks/altered.c), was
- * rewritten, or changed while the publication did not cover it.  In the
- * last case the index is in phase error until the seed can begin, which
- * is once the publication covers every table it reads again.
+ * gained or lost a partition, was altered (hooks/altered.c), replaced
+ * under its name (hooks/replaced.c), was rewritten, or changed while the
+ * publication did not cover it.  In the last two cases the index is in
+ * phase error until the seed can begin, which is once the publication
+ * covers every table it reads.
  */
 static void
 announce(EngineIndex *ei, const Signal *signal)
@@ -50,6 +51,13 @@ announce(EngineIndex *ei, const Signal *signal)
 		ereport(LOG,
 				(errmsg("flusso: a table index \"%s\" reads was altered without a row change being logged, so the index will be seeded again",
 						name)));
+	else if (strcmp(signal->kind, SIGNAL_REPLACED) == 0)
+	{
+		char	   *message = pstrdup("a table this index reads was replaced under its name (renamed, moved to another schema, dropped, or another table given its name): the index reads the table that has the name now, and is seeded again once the publication covers every table it reads");
+
+		ereport(LOG, (errmsg("flusso: index \"%s\": %s", name, message)));
+		shared_report_phase(name, PHASE_ERROR, message, -1, 0);
+	}
 	else if (strcmp(signal->kind, SIGNAL_REWRITE) == 0)
 		ereport(LOG,
 				(errmsg("flusso: table %s was rewritten, so index \"%s\" will be seeded again",
@@ -148,13 +156,15 @@ signal_act(Engine *engine, List *signals, SignalOutcome *outcome)
 		if (strcmp(signal->kind, SIGNAL_RESNAPSHOT) == 0 ||
 			strcmp(signal->kind, SIGNAL_PARTITIONS) == 0 ||
 			strcmp(signal->kind, SIGNAL_ALTERED) == 0 ||
+			strcmp(signal->kind, SIGNAL_REPLACED) == 0 ||
 			strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
 			strcmp(signal->kind, SIGNAL_UNCOVERED) == 0)
 		{
 			seed_again(engine, signal, outcome, caller);
 			/* its columns may read differently now: compile it again */
 			outcome->recompile |= strcmp(signal->kind, SIGNAL_REWRITE) == 0 ||
-				strcmp(signal->kind, SIGNAL_ALTERED) == 0;
+				strcmp(signal->kind, SIGNAL_ALTERED) == 0 ||
+				strcmp(signal->kind, SIGNAL_REPLACED) == 0;
 		}
 		else if (strcmp(signal->kind, SIGNAL_RETRY) == 0)
 			retry_rejected(engine, signal);
@@ -180,7 +190,8 @@ signal_watermark_kinds(void)
 const char *const *
 signal_request_kinds(void)
 {
-	static const char *const kinds[] = {SIGNAL_RESNAPSHOT, SIGNAL_PARTITIONS, SIGNAL_ALTERED, NULL};
+	static const char *const kinds[] = {SIGNAL_RESNAPSHOT, SIGNAL_PARTITIONS, SIGNAL_ALTERED,
+	SIGNAL_REPLACED, NULL};
 
 	return kinds;
 }

@@ -99,6 +99,8 @@ kind_accepted(const char *kind)
 		accepted = false;
 	else if (strcmp(kind, SIGNAL_ALTERED) == 0)
 		accepted = major > 0 || minor >= 5;
+	else if (strcmp(kind, SIGNAL_REPLACED) == 0)
+		accepted = major > 0 || minor >= 7;
 	else if (strcmp(kind, SIGNAL_PARTITIONS) == 0)
 		accepted = major > 0 || minor >= 4;
 	SPI_finish();

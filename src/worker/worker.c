@@ -57,6 +57,7 @@
 #include "util/pinned.h"
 #include "util/xact.h"
 #include "flusso.h"
+#include "signal/signal.h"
 #include "snapshot/seed.h"
 #include "source/source.h"
 #include "engine/engine_stream.h"
@@ -297,6 +298,28 @@ claim_source(WorkerState *ws, bool look)
 }
 
 /*
+ * When the catalog may have changed (look), has a table an index reads
+ * been replaced under its name (engine_replaced_tables)?  Then a
+ * 'replaced' request for the index goes into flusso.signal: in stream
+ * order, the index is compiled against what its names read now, and
+ * seeded once the publication covers every table it reads, in phase error
+ * until then (signal/signal_act.c).  A change the old engine skipped (the
+ * new table's, under another OID) is in that seed.
+ */
+static void
+notice_replaced(WorkerState *ws, bool look)
+{
+	List	   *names;
+
+	if (!look || !xact_begin(true, NULL, 0))
+		return;
+	names = engine_replaced_tables(ws->engine);
+	if (names != NIL)
+		signal_request_seeds(SIGNAL_REPLACED, names);
+	xact_commit();
+}
+
+/*
  * The last workers died while no index was in hand (strikes.c): wait
  * before starting again, twice as long each time, up to a minute, so that
  * a worker that crashes the cluster does not do so in a tight loop.
@@ -491,6 +514,7 @@ run(WorkerState *ws)
 			break;
 		}
 		retry_broken(ws, look);
+		notice_replaced(ws, look);
 		seed_step(ws->seeder, look);
 
 		more = cdc_read(ws->stream, flusso_batch_size, flusso_batch_timeout);
