@@ -34,6 +34,7 @@ int			flusso_snapshot_chunk_size = 10000;
 int			flusso_work_mem = 65536;
 int			flusso_max_build_delay = 10000;
 int			flusso_max_transaction_duration = 2000;
+int			flusso_build_timeout = 60000;
 bool		flusso_capture_log = false;
 bool		flusso_failover_slot = true;
 int			flusso_max_databases = 64;
@@ -89,6 +90,11 @@ define_settings(void)
 							"Longest a transaction of the worker runs before it commits and goes on in another.",
 							"The slot is confirmed once the last of them commits; a statement is never cut.",
 							&flusso_max_transaction_duration, 2000, 100, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.build_timeout",
+							"Longest one piece of work on an index may take: a build of its documents, a seed's chunk, the resolution of its changes.",
+							"An index whose work takes longer is canceled and set aside, in phase error, until its definition is replaced or flusso_resnapshot() is called, so that it cannot keep the other indexes waiting. 0 sets no limit.",
+							&flusso_build_timeout, 60000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flusso.failover_slot",
 							 "Create the worker's slot as a failover slot (PostgreSQL 17 and later).",

@@ -19,6 +19,7 @@ extern int	flusso_snapshot_chunk_size;
 extern int	flusso_work_mem;
 extern int	flusso_max_build_delay;
 extern int	flusso_max_transaction_duration;
+extern int	flusso_build_timeout;
 extern bool flusso_capture_log;
 extern bool flusso_failover_slot;
 extern int	flusso_max_databases;

@@ -9,7 +9,8 @@
  * binding/tables.c), whether change records carry the keys flusso needs
  * (identity.c), whether the publication streams every table read,
  * whether the WAL carries its changes at all (binding/logged.c), whether
- * an index serves each column rows are found by (lookups.c), and whether
+ * an index serves each column rows are found by (lookups.c), whether its
+ * documents are slow to build (what the worker measured), and whether
  * the OpenSearch sink can ship (opensearch.c).  Nothing is changed but an index created in
  * OpenSearch to try the mapping, and deleted again.
  *
@@ -44,6 +45,7 @@
 #include "document/resolve.h"
 #include "flusso.h"
 #include "index/access.h"
+#include "ipc/shared.h"
 #include "store/catalog_index.h"
 #include "sink/sink.h"
 
@@ -252,6 +254,49 @@ check_build(DiagnosticSink *sink, const StoredIndex *index)
 }
 
 /*
+ * What the worker measured of the index's builds lately (shared memory):
+ * one whose documents cost SLOW_BUILD_MS or more each builds fewer than a
+ * hundred a second, falls behind alone under any load (its turns are
+ * bounded, engine/owed.c), and is set aside should one build outlast
+ * flusso.build_timeout.
+ */
+#define SLOW_BUILD_MS 10.0
+
+static void
+check_build_cost(DiagnosticSink *sink, const StoredIndex *index)
+{
+	DatabaseEntry *entry;
+	IndexStatus *status;
+	double		build_ms = 0;
+	int64		owed = 0;
+	TimestampTz owed_since = 0;
+
+	if (flusso_shared == NULL)
+		return;
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	entry = shared_database(MyDatabaseId, false);
+	status = entry ? shared_index_status(entry, index->name) : NULL;
+	if (status)
+	{
+		build_ms = status->build_ms;
+		owed = status->owed;
+		owed_since = status->owed_since;
+	}
+	LWLockRelease(flusso_shared->lock);
+	if (build_ms < SLOW_BUILD_MS)
+		return;
+	diag_add(sink, SEVERITY_WARNING, "",
+			 psprintf("EXPLAIN ANALYZE what flusso_build('%s', id) runs for a few ids: a raw filter calling a costly function, a correlated subquery or a join without an index is the usual cost. flusso.build_timeout (%d ms) bounds one build.",
+					  index->name, flusso_build_timeout),
+			 "the documents of this index are slow to build: %.1f ms each lately, so it builds about %.0f a second; it owes " INT64_FORMAT "%s",
+			 build_ms, 1000.0 / build_ms, owed,
+			 owed > 0 && owed_since != 0
+			 ? psprintf(", the oldest for %.0f s, and falls behind alone",
+						(double) (GetCurrentTimestamp() - owed_since) / USECS_PER_SEC)
+			 : "");
+}
+
+/*
  * flusso_check() RETURNS TABLE(index text, path text, severity text,
  *							  message text, hint text)
  */
@@ -298,6 +343,7 @@ flusso_check(PG_FUNCTION_ARGS)
 		name_errors |= check_owner(&sink, index, tables);
 		if (!name_errors)
 			check_build(&sink, index);
+		check_build_cost(&sink, index);
 		check_opensearch(&sink, index);
 	}
 

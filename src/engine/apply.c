@@ -27,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "binding/tables.h"
 #include "util/string_hash.h"
@@ -278,7 +279,7 @@ resolve_index(void *arg)
 	engine_session_end(&session);
 	hash_seq_init(&scan, st->keys);
 	while ((key = hash_seq_search(&scan)) != NULL)
-		pending_add(ei->pending, key->id);
+		pending_add(ei->owed.filling, key->id);
 }
 
 /*
@@ -410,13 +411,16 @@ engine_resolve_begin(Engine *engine, ChangeBatch *batch)
 
 	batch_begin_scan(batch);
 	engine->owed_version = batch->last_commit_end;
-	/* an index that owes nothing yet owes changes read from here on */
+	/* a set that owes nothing yet owes changes read, and committed, from here on */
 	foreach(lc, engine->indexes)
 	{
 		EngineIndex *ei = lfirst(lc);
 
-		if (ei->pending == NULL || pending_is_empty(ei->pending))
-			ei->owed_after = batch->read_from;
+		if (ei->owed.filling && pending_is_empty(ei->owed.filling))
+		{
+			ei->owed.filling_after = batch->read_from;
+			ei->owed.filling_since = batch->oldest_commit;
+		}
 	}
 }
 
@@ -475,11 +479,13 @@ engine_build(EngineIndex *ei, List *keys, XLogRecPtr version, int64 *written)
 												  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(context);
 	List	   *states = start_chunk(list_make1(ei), SINK_NEXT, version);
+	TimestampTz began = GetCurrentTimestamp();
 	ListCell   *lc;
 
 	foreach(lc, keys)
 		add_key(linitial(states), lfirst(lc));
 	*written = finish_chunk(states, true);
+	pace_note(&ei->pace, list_length(keys), began);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(context);
 	return !ei->broken;

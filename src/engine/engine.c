@@ -89,20 +89,35 @@ engine_index_failed(EngineIndex *ei, const char *message)
  * given) as flusso_status() may show it to any flusso_admin member: an
  * error that may quote a row value is logged whole and shown by its
  * SQLSTATE (util/attempt.c).  While it runs, the index is in hand
- * (strikes.c): should the worker die, the index is blamed.
+ * (strikes.c): should the worker die, the index is blamed.  It may last
+ * flusso.build_timeout: an index whose work takes longer is canceled and
+ * set aside, until its definition is replaced or flusso_resnapshot() asks
+ * for it again, rather than tried again and again, each time keeping the
+ * others waiting that long.
  */
 bool
 engine_attempt(EngineIndex *ei, const char *what, void (*action) (void *arg), void *arg)
 {
 	ErrorData  *error;
 	bool		ok;
+	bool		timed_out;
 	char	   *shown;
 
 	strikes_begin(ei->index->name, ei->index->version);
-	ok = attempt_error(action, arg, &error);
+	ok = attempt_error_within(action, arg, flusso_build_timeout, &error, &timed_out);
 	strikes_end();
 	if (ok)
 		return true;
+	if (timed_out)
+	{
+		ereport(LOG,
+				(errmsg("flusso index \"%s\": %s%sbuilding it took longer than flusso.build_timeout (%d ms)",
+						ei->index->name, what ? what : "", what ? ": " : "", flusso_build_timeout)));
+		engine_index_failed(ei, psprintf("%s%sbuilding this index took longer than flusso.build_timeout (%d ms), and was canceled; the index is set aside until its definition is replaced or flusso_resnapshot() is called (flusso_check() says what its documents cost)",
+										 what ? what : "", what ? ": " : "", flusso_build_timeout));
+		ei->set_aside = true;
+		return false;
+	}
 	shown = attempt_message_for_status(error);
 	if (strcmp(shown, error->message) != 0)
 		ereport(LOG,
@@ -280,10 +295,9 @@ engine_load(const char *publication)
 	engine->plugin_options = cdc_plugin_options(publication, specs, reads);
 	/* flusso.work_mem bounds what the indexes owe, together */
 	foreach(lc, engine->indexes)
-		((EngineIndex *) lfirst(lc))->pending =
-			pending_create(CurrentMemoryContext,
-						   Max((Size) flusso_work_mem * 1024 / list_length(engine->indexes),
-							   (Size) 1024 * 1024));
+		engine_owed_init(lfirst(lc),
+						 Max((Size) flusso_work_mem * 1024 / list_length(engine->indexes) / 2,
+							 (Size) 1024 * 1024));
 	return engine;
 }
 
@@ -380,6 +394,55 @@ engine_replaced_tables(Engine *engine)
 		}
 	}
 	return names;
+}
+
+/*
+ * What flusso_status() shows of each index's own backlog: the documents it
+ * owes, since when, and what building one costs lately.
+ */
+void
+engine_publish_owed(Engine *engine)
+{
+	DatabaseEntry *entry;
+	ListCell   *lc;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		IndexStatus *status = entry ? shared_index_status(entry, ei->index->name) : NULL;
+
+		if (status == NULL)
+			continue;
+		status->owed = engine_index_owed_count(ei);
+		status->owed_since = engine_index_owed_since(ei);
+		status->build_ms = ei->pace.ms_each;
+	}
+	LWLockRelease(flusso_shared->lock);
+}
+
+/*
+ * How long an index's turn at building what it owes lasts, about: half of
+ * what a transaction of the worker may, which a slice sized for it never
+ * makes too long.
+ */
+long
+engine_turn_ms(void)
+{
+	return Max(flusso_max_transaction_duration / 2, 1);
+}
+
+/*
+ * How many root keys a seed's next chunk of ei reads, at most limit: as
+ * many as build in about one turn (owed.c), so that a seed of an index
+ * whose documents are dear keeps the others waiting no longer than a
+ * turn of building what it owes would.
+ */
+int
+engine_chunk_keys(const EngineIndex *ei, int limit)
+{
+	return pace_keys(&ei->pace, engine_turn_ms(), limit);
 }
 
 /* The index that needs seeding and can be built, after after (or first). */

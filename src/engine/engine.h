@@ -40,5 +40,6 @@ extern void engine_forgive(EngineIndex *ei);
 extern void engine_progressed(EngineIndex *ei);
 extern void engine_needs_seed(EngineIndex *ei, bool needs_seed);
 extern void engine_retry_rejected(EngineIndex *ei, XLogRecPtr version);
+extern long engine_turn_ms(void);
 
 #endif							/* FLUSSO_ENGINE_ENGINE_H */

@@ -11,12 +11,34 @@
 #ifndef FLUSSO_ENGINE_ENGINE_INDEX_H
 #define FLUSSO_ENGINE_ENGINE_INDEX_H
 
+#include "datatype/timestamp.h"
+
 #include "document/build.h"
 #include "document/resolve.h"
 #include "document/session.h"
 #include "engine/engine.h"
 #include "store/catalog_index.h"
 #include "sink/sink.h"
+#include "util/pace.h"
+
+/*
+ * The documents an index owes, in two sets: resolution adds to filling; a
+ * build reads draining, which takes what filling holds once it is empty
+ * (owed.c).  So an index's builds can go on over many of the worker's
+ * turns while its new changes are resolved.  Each set says when it
+ * started: every change of its documents was read past after, and the
+ * oldest of them committed at since.
+ */
+typedef struct OwedDocuments
+{
+	struct PendingKeys *filling;
+	struct PendingKeys *draining;
+	bool		reading;		/* draining is being read */
+	XLogRecPtr	filling_after;
+	XLogRecPtr	draining_after;
+	TimestampTz filling_since;
+	TimestampTz draining_since;
+} OwedDocuments;
 
 struct EngineIndex
 {
@@ -41,7 +63,14 @@ struct EngineIndex
 	MemoryContext capture_context;
 
 	/* the documents its changes resolved to, not built yet */
-	struct PendingKeys *pending;
+	OwedDocuments owed;
+
+	/*
+	 * What building its documents costs lately, and how long its last turn
+	 * at building what it owes lasted.
+	 */
+	BuildPace	pace;
+	long		turn_ms;
 
 	/*
 	 * Queueing for OpenSearch only what the table sink changed, once it
@@ -52,7 +81,6 @@ struct EngineIndex
 	 */
 	int64		mirrored;
 	XLogRecPtr	mirrored_from;
-	XLogRecPtr	owed_after;
 };
 
 struct Engine
@@ -63,12 +91,23 @@ struct Engine
 	Oid			signal_relid;	/* flusso.signal */
 	bool		ships;			/* an index has an OpenSearch sink */
 	XLogRecPtr	owed_version;	/* owed documents are built after it */
-	EngineIndex *building;		/* whose owed documents are being read */
+
+	/*
+	 * A round of building what is owed: every index that owes documents
+	 * has a turn, the cheapest first (owed.c).
+	 */
+	List	   *round;			/* EngineIndex still to have their turn */
+	TimestampTz turn_began;		/* of the first in round; 0: not begun */
 };
 
 extern void engine_session_begin(EngineIndex *ei, BuildSession *session);
 extern void engine_session_end(BuildSession *session);
 extern int64 engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 								Datum **parts, Datum *ids, int n);
+extern void engine_owed_init(EngineIndex *ei, Size memory_limit);
+extern bool engine_index_owes(const EngineIndex *ei);
+extern int64 engine_index_owed_count(const EngineIndex *ei);
+extern TimestampTz engine_index_owed_since(const EngineIndex *ei);
+
 
 #endif							/* FLUSSO_ENGINE_ENGINE_INDEX_H */

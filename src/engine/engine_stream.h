@@ -36,7 +36,9 @@ extern bool engine_resolve(Engine *engine, ChangeBatch *batch);
 /* the documents owed, built (owed.c) */
 extern bool engine_has_owed(Engine *engine);
 extern int64 engine_owed_count(Engine *engine);
-extern bool engine_build_owed(Engine *engine, int max_keys, int64 *written,
-							  int64 *built);
+extern void engine_round_begin(Engine *engine);
+extern bool engine_build_owed(Engine *engine, long turn_ms, int64 *written,
+							  int64 *built, bool *turn_over);
+extern void engine_publish_owed(Engine *engine);
 
 #endif							/* FLUSSO_ENGINE_ENGINE_STREAM_H */

@@ -5,7 +5,9 @@
  *	  and writes them through the index's sinks, and the documents an index
  *	  owes (engine/pending.c) are built a slice at a time, so that the
  *	  worker can commit between slices and no transaction of its lasts
- *	  longer than it allows.
+ *	  longer than it allows, in rounds where each index has a turn of
+ *	  bounded length, so that an index whose documents are dear, or that
+ *	  owes many, never keeps the others' documents waiting behind it.
  *
  * Documents owed are built after the last commit of the last batch that
  * resolved to them, with the generations the index writes when they are
@@ -26,6 +28,7 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "binding/ready.h"
 #include "document/docid.h"
@@ -34,6 +37,7 @@
 #include "engine/engine_stream.h"
 #include "engine/pending.h"
 #include "engine/strikes.h"
+#include "util/pace.h"
 #include "util/spi_cache.h"
 
 /*
@@ -65,7 +69,8 @@ queue_changed_only(EngineIndex *ei, SinkTarget target)
 		ei->mirrored_from = GetXLogInsertRecPtr();
 		return false;
 	}
-	return !XLogRecPtrIsInvalid(ei->owed_after) && ei->owed_after >= ei->mirrored_from;
+	return !XLogRecPtrIsInvalid(ei->owed.draining_after) &&
+		ei->owed.draining_after >= ei->mirrored_from;
 }
 
 /*
@@ -146,6 +151,65 @@ engine_session_end(BuildSession *session)
 	doc_session_end(session);
 }
 
+/*
+ * The documents an index owes start empty, each set bounded by
+ * memory_limit in memory (pending.c spills past it).
+ */
+void
+engine_owed_init(EngineIndex *ei, Size memory_limit)
+{
+	memset(&ei->owed, 0, sizeof(OwedDocuments));
+	ei->owed.filling = pending_create(CurrentMemoryContext, memory_limit);
+	ei->owed.draining = pending_create(CurrentMemoryContext, memory_limit);
+}
+
+/* Does the index owe documents? */
+bool
+engine_index_owes(const EngineIndex *ei)
+{
+	return ei->owed.filling &&
+		(!pending_is_empty(ei->owed.filling) || !pending_is_empty(ei->owed.draining));
+}
+
+/* Forget what the index owes: it failed, and is seeded again once it builds. */
+static void
+forget_owed(EngineIndex *ei)
+{
+	pending_reset(ei->owed.filling);
+	pending_reset(ei->owed.draining);
+	ei->owed.reading = false;
+}
+
+/*
+ * Make draining the set a build reads: once the one it held is read out,
+ * it takes what filling holds, and filling starts empty.  False when
+ * nothing is owed.
+ */
+static bool
+take_owed(EngineIndex *ei)
+{
+	OwedDocuments *owed = &ei->owed;
+
+	if (owed->reading)
+		return true;
+	if (pending_is_empty(owed->draining))
+	{
+		PendingKeys *emptied = owed->draining;
+
+		if (pending_is_empty(owed->filling))
+			return false;
+		owed->draining = owed->filling;
+		owed->draining_after = owed->filling_after;
+		owed->draining_since = owed->filling_since;
+		owed->filling = emptied;
+		owed->filling_after = InvalidXLogRecPtr;
+		owed->filling_since = 0;
+	}
+	pending_begin_read(owed->draining);
+	owed->reading = true;
+	return true;
+}
+
 /* A slice of the documents one index owes. */
 typedef struct OwedSlice
 {
@@ -179,9 +243,7 @@ engine_has_owed(Engine *engine)
 
 	foreach(lc, engine->indexes)
 	{
-		EngineIndex *ei = lfirst(lc);
-
-		if (ei->pending && !pending_is_empty(ei->pending))
+		if (engine_index_owes(lfirst(lc)))
 			return true;
 	}
 	return false;
@@ -195,63 +257,125 @@ engine_owed_count(Engine *engine)
 	int64		n = 0;
 
 	foreach(lc, engine->indexes)
-	{
-		EngineIndex *ei = lfirst(lc);
-
-		if (ei->pending)
-			n += pending_added(ei->pending);
-	}
+		n += engine_index_owed_count(lfirst(lc));
 	return n;
 }
 
+/* How many documents an index owes, at most (repeats counted). */
+int64
+engine_index_owed_count(const EngineIndex *ei)
+{
+	if (ei->owed.filling == NULL)
+		return 0;
+	return pending_added(ei->owed.filling) + pending_added(ei->owed.draining);
+}
+
+/* The commit time of the oldest change whose document ei owes, or 0. */
+TimestampTz
+engine_index_owed_since(const EngineIndex *ei)
+{
+	if (ei->owed.filling == NULL)
+		return 0;
+	if (!pending_is_empty(ei->owed.draining))
+		return ei->owed.draining_since;
+	return pending_is_empty(ei->owed.filling) ? 0 : ei->owed.filling_since;
+}
+
+/* The cheaper an index's last turn, the sooner its turn comes. */
+static int
+cheaper_first(const ListCell *a, const ListCell *b)
+{
+	long		ta = ((EngineIndex *) lfirst(a))->turn_ms;
+	long		tb = ((EngineIndex *) lfirst(b))->turn_ms;
+
+	return ta < tb ? -1 : ta > tb;
+}
+
 /*
- * Build and write the next slice of up to max_keys documents an index
- * owes (at most ENGINE_BUILD_SLICE), in the caller's transaction, adding
- * to *written and the documents built to *built.  True while documents
- * are owed.  An index that failed
- * forgets what it owed: it is seeded again once it builds.
+ * Begin a round of building what the indexes owe: each that owes
+ * documents gets a turn, the one whose last turn was shortest first, so
+ * that an index that builds fast, whose documents wait for no backlog, is
+ * never queued behind one that takes its whole turn.
+ */
+void
+engine_round_begin(Engine *engine)
+{
+	ListCell   *lc;
+
+	/* the last round ended with its last turn: nothing of it is left */
+	engine->round = NIL;
+	foreach(lc, engine->indexes)
+	{
+		if (engine_index_owes(lfirst(lc)))
+			engine->round = lappend(engine->round, lfirst(lc));
+	}
+	list_sort(engine->round, cheaper_first);
+	engine->turn_began = 0;
+}
+
+/* The index whose turn it is ends it, after building since turn_began. */
+static void
+end_turn(Engine *engine, EngineIndex *ei)
+{
+	ei->turn_ms = engine->turn_began == 0 ? 0
+		: TimestampDifferenceMilliseconds(engine->turn_began, GetCurrentTimestamp());
+	engine->round = list_delete_first(engine->round);
+	engine->turn_began = 0;
+}
+
+/*
+ * Build and write the next slice of the documents the index whose turn it
+ * is owes, in the caller's transaction, adding to *written and the
+ * documents built to *built.  A turn lasts about turn_ms (each slice is
+ * sized to fit, from what the index's documents cost lately) or until the
+ * index owes nothing more; then the next index has its turn.  So no index
+ * keeps the others waiting longer than that, however much it owes and
+ * however dear its documents are: what is left it builds in the next
+ * round.  *turn_over says when a slice ended its index's turn: the caller
+ * commits then, so that what the index wrote is seen before the next
+ * index's turn, however long that lasts.  False once every index of the
+ * round had its turn.  An index that failed forgets what it owed: it is
+ * seeded again once it builds.
  */
 bool
-engine_build_owed(Engine *engine, int max_keys, int64 *written, int64 *built)
+engine_build_owed(Engine *engine, long turn_ms, int64 *written, int64 *built,
+				  bool *turn_over)
 {
 	EngineIndex *ei = NULL;
 	OwedSlice	slice;
 	int			nkeys;
+	int			max_keys;
 	char	   *id;
-	ListCell   *lc;
+	long		spent;
+	TimestampTz began;
 
-	foreach(lc, engine->indexes)
+	while (engine->round != NIL)
 	{
-		EngineIndex *candidate = lfirst(lc);
-
-		if (candidate->pending == NULL || pending_is_empty(candidate->pending))
-			continue;
-		if (candidate->broken)
-		{
-			pending_reset(candidate->pending);
-			continue;
-		}
-		ei = candidate;
-		break;
+		ei = linitial(engine->round);
+		if (ei->broken)
+			forget_owed(ei);
+		spent = engine->turn_began == 0 ? 0
+			: TimestampDifferenceMilliseconds(engine->turn_began, GetCurrentTimestamp());
+		if (!ei->broken && spent < turn_ms && take_owed(ei))
+			break;
+		end_turn(engine, ei);
+		ei = NULL;
 	}
 	if (ei == NULL)
 		return false;
+	if (engine->turn_began == 0)
+		engine->turn_began = GetCurrentTimestamp();
 
-	if (engine->building != ei)
-	{
-		pending_begin_read(ei->pending);
-		engine->building = ei;
-	}
 	nkeys = ei->resolver->nkeys;
+	max_keys = pace_keys(&ei->pace, turn_ms - spent, ENGINE_BUILD_SLICE);
 	slice.ei = ei;
 	slice.version = engine->owed_version;
 	slice.parts = palloc(sizeof(Datum *) * nkeys);
 	for (int k = 0; k < nkeys; k++)
-		slice.parts[k] = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
-	slice.ids = palloc(sizeof(Datum) * ENGINE_BUILD_SLICE);
+		slice.parts[k] = palloc(sizeof(Datum) * max_keys);
+	slice.ids = palloc(sizeof(Datum) * max_keys);
 	slice.n = 0;
-	max_keys = Min(Max(max_keys, 1), ENGINE_BUILD_SLICE);
-	while (slice.n < max_keys && (id = pending_next(ei->pending)) != NULL)
+	while (slice.n < max_keys && (id = pending_next(ei->owed.draining)) != NULL)
 	{
 		char	   *parts[INDEX_MAX_KEYS];
 
@@ -265,20 +389,23 @@ engine_build_owed(Engine *engine, int max_keys, int64 *written, int64 *built)
 	}
 	if (slice.n < max_keys)
 	{
-		/* every document was handed out: this slice is the last */
-		pending_reset(ei->pending);
-		engine->building = NULL;
+		/* every document of the set was handed out: this slice is its last */
+		pending_reset(ei->owed.draining);
+		ei->owed.reading = false;
 	}
 	*built += slice.n;
+	began = GetCurrentTimestamp();
 	if (slice.n > 0 && engine_attempt(ei, NULL, write_owed, &slice))
 	{
 		strikes_progressed(ei->index->name);
 		*written += slice.written;
+		pace_note(&ei->pace, slice.n, began);
 	}
-	if (ei->broken && engine->building == ei)
-	{
-		pending_reset(ei->pending);
-		engine->building = NULL;
-	}
-	return engine_has_owed(engine);
+	if (ei->broken)
+		forget_owed(ei);
+	spent = TimestampDifferenceMilliseconds(engine->turn_began, GetCurrentTimestamp());
+	*turn_over = ei->broken || spent >= turn_ms || !engine_index_owes(ei);
+	if (*turn_over)
+		end_turn(engine, ei);
+	return true;
 }

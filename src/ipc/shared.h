@@ -44,6 +44,11 @@ typedef struct IndexStatus
 	RateWindow	snapshot_rate;	/* root rows the current seed read */
 	char		error[FLUSSO_ERROR_LEN];
 
+	/* its own backlog, apart from the database's: the worker's */
+	int64		owed;			/* documents owed, at most */
+	TimestampTz owed_since;		/* commit of the oldest change owed, 0: none */
+	double		build_ms;		/* what building one document took lately */
+
 	/* the OpenSearch sink: what the shipper did since it started */
 	int64		shipped;
 	RateWindow	ship_rate;		/* documents shipped */
@@ -82,7 +87,8 @@ typedef struct DatabaseEntry
 
 	/* progress */
 	XLogRecPtr	confirmed_lsn;
-	TimestampTz oldest_unapplied; /* commit time, 0 when all applied */
+	TimestampTz oldest_unresolved;	/* of a change read, not owed by an
+									 * index yet; 0: none */
 	bool		caught_up;		/* the last turn read all WAL flushed */
 	TimestampTz caught_up_at;	/* when it ended */
 	XLogRecPtr	resolved_lsn;	/* WAL read and resolved into documents owed */

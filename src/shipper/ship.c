@@ -10,8 +10,13 @@
  *
  * Rows are read in version order, after the last row the turn sent, at
  * most as many as the cap allows (the server's bulk_max_documents items,
- * halved by a 413, doubled back by every bulk that goes through) and as
- * fit in bulk_max_bytes (a document larger than that goes alone).  A row
+ * halved by a 413, doubled back by every bulk that goes through), as
+ * build in about a turn (SHIP_TURN_MS, from what the index's documents
+ * cost lately: util/pace.c, so that an index whose documents are dear
+ * never keeps the others' bulks waiting behind one long build; a build
+ * that outlasts flusso.build_timeout is canceled, and the bulks made
+ * smaller), and as fit in bulk_max_bytes (a document larger than that
+ * goes alone).  A row
  * whose id is in a bulk still in flight ends the read before it: it goes
  * in a later bulk, once that one ended.  A document that builds goes as
  * an index item, one that builds nothing as a delete, each with the row's
@@ -37,7 +42,9 @@
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
+#include "flusso.h"
 #include "util/attempt.h"
 #include "util/xact.h"
 #include "document/by_id.h"
@@ -279,7 +286,8 @@ prepare(BulkBatch *b, char **failure)
 		return false;
 	}
 	SPI_finish();
-	built = b->nrows == 0 || attempt_error(build_rows, b, &error);
+	built = b->nrows == 0 ||
+		attempt_error_within(build_rows, b, flusso_build_timeout, &error, &b->timed_out);
 	/* the error is in the transaction's memory: read it before the commit */
 	if (!built)
 	{
@@ -290,8 +298,10 @@ prepare(BulkBatch *b, char **failure)
 			ereport(LOG,
 					(errmsg("flusso shipper: index \"%s\": could not build documents to ship: %s",
 							b->x->name, error->message)));
-		*failure = MemoryContextStrdup(caller,
-									   psprintf("could not build documents to ship: %s", shown));
+		*failure = MemoryContextStrdup(caller, b->timed_out
+									   ? psprintf("building %d documents to ship took longer than flusso.build_timeout (%d ms): they go in smaller bulks",
+												  b->nrows, flusso_build_timeout)
+									   : psprintf("could not build documents to ship: %s", shown));
 	}
 	xact_commit();
 	return built && b->nrows > 0;
@@ -315,14 +325,21 @@ prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor
 												  ALLOCSET_DEFAULT_SIZES);
 	BulkBatch  *b = MemoryContextAllocZero(context, sizeof(BulkBatch));
 	MemoryContext old;
+	TimestampTz began = GetCurrentTimestamp();
+	bool		prepared;
 
 	b->x = x;
 	b->context = context;
+	/* as many as the cap allows, and as build in about a turn */
 	b->limit = Max(1, rt->items_cap / generations);
+	b->limit = pace_keys(&rt->pace, SHIP_TURN_MS, b->limit);
 	b->after = cursor;
 	b->range = range;
 	b->busy = busy;
-	if (!prepare(b, failure))
+	prepared = prepare(b, failure);
+	if (prepared || b->timed_out)
+		pace_note(&rt->pace, b->nrows, began);
+	if (!prepared)
 	{
 		/* a pass follows at once */
 		*worked |= b->stale;

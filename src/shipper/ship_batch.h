@@ -72,6 +72,7 @@ typedef struct BulkBatch
 	int			nitems;
 	HttpRequest *req;
 	bool		stale;			/* not read: the catalog changed since the pass */
+	bool		timed_out;		/* its build outlasted flusso.build_timeout */
 	RangeCursor *range;			/* a range's bulk, or NULL: the outbox's */
 	char	  ***keys;			/* a range's: the root key of each row */
 	int			consumed;		/* a range's: rows sent or building nothing */

@@ -108,6 +108,7 @@ runtime_of(const char *index)
 		rt->checked_at = 0;
 		rt->emptying = -1;
 		rt->emptied_to = NULL;
+		memset(&rt->pace, 0, sizeof(BuildPace));
 	}
 	return rt;
 }

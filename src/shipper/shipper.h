@@ -18,6 +18,7 @@
 #include "nodes/pg_list.h"
 #include "ipc/shared.h"
 #include "opensearch/server.h"
+#include "util/pace.h"
 
 struct DocumentQuery;
 
@@ -71,6 +72,7 @@ typedef struct ShipRuntime
 	TimestampTz checked_at;		/* when the served generation was checked */
 	int64		emptying;		/* generation being emptied after a truncate */
 	char	   *emptied_to;		/* the last id it deleted (TopMemoryContext) */
+	BuildPace	pace;			/* what building its documents costs lately */
 } ShipRuntime;
 
 /* A step that failed: why, and how long OpenSearch asked to wait. */

@@ -324,16 +324,21 @@ forget(Seed **seed)
 	*seed = NULL;
 }
 
-/* Read the chunk's keys as the index's owner. */
+/*
+ * Read the chunk's keys as the index's owner: flusso.snapshot_chunk_size
+ * of them, or fewer when the index's documents are dear, so that building
+ * a chunk keeps the other indexes waiting no longer than a turn
+ * (engine_chunk_keys).
+ */
 static void
 read_chunk(void *arg)
 {
 	Seed	   *seed = arg;
 	MemoryContext old = MemoryContextSwitchTo(seed->chunk_context);
+	int			limit = engine_chunk_keys(seed->ei, flusso_snapshot_chunk_size);
 
-	seed->chunk = engine_read_keys(seed->ei, seed->last_key, seed->max_key,
-								   flusso_snapshot_chunk_size);
-	seed->final_chunk = list_length(seed->chunk) < flusso_snapshot_chunk_size;
+	seed->chunk = engine_read_keys(seed->ei, seed->last_key, seed->max_key, limit);
+	seed->final_chunk = list_length(seed->chunk) < limit;
 	MemoryContextSwitchTo(old);
 }
 

@@ -5,7 +5,7 @@
  *	  it back and hand the error back.  flusso_check() tries filter values
  *	  and build statements with it, flusso_provision() each statement, and
  *	  the worker each index's work, so that one failure stops only what
- *	  failed.
+ *	  failed; that work bounded in time, if asked (attempt_error_within).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -18,6 +18,8 @@
 #include "storage/lwlock.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
 
 #include "util/attempt.h"
 
@@ -50,6 +52,33 @@ attempt_error(void (*action) (void *arg), void *arg, ErrorData **error)
 	PG_END_TRY();
 	MemoryContextSwitchTo(context);
 	CurrentResourceOwner = owner;
+	return ok;
+}
+
+/*
+ * attempt_error(), stopped if it runs longer than timeout_ms (none when 0),
+ * as statement_timeout stops a client's statement: the timer's cancel is
+ * raised inside action, as an error.  *timed_out says whether that is why
+ * it failed.  A cancel the timer sent as action ended is taken back, so
+ * that it never reaches the caller.
+ */
+bool
+attempt_error_within(void (*action) (void *arg), void *arg, int timeout_ms,
+					 ErrorData **error, bool *timed_out)
+{
+	TimestampTz began = GetCurrentTimestamp();
+	bool		ok;
+
+	*timed_out = false;
+	if (timeout_ms <= 0)
+		return attempt_error(action, arg, error);
+	enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
+	ok = attempt_error(action, arg, error);
+	disable_timeout(STATEMENT_TIMEOUT, false);
+	if (get_timeout_indicator(STATEMENT_TIMEOUT, true))
+		QueryCancelPending = false;
+	*timed_out = !ok && (*error)->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+		TimestampDifferenceExceeds(began, GetCurrentTimestamp(), timeout_ms);
 	return ok;
 }
 

@@ -48,7 +48,6 @@ void
 catchup_init(Catchup *catchup)
 {
 	memset(catchup, 0, sizeof(Catchup));
-	catchup->slice_size = ENGINE_BUILD_SLICE;
 }
 
 /*
@@ -223,41 +222,44 @@ catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 	SPI_finish();
 	xact_commit();
 
-	if (engine_has_owed(engine))
-	{
-		if (catchup->owed_since == 0)
-			catchup->owed_since = GetCurrentTimestamp();
-		if (catchup->owed_oldest_commit == 0 ||
-			batch->oldest_commit < catchup->owed_oldest_commit)
-			catchup->owed_oldest_commit = batch->oldest_commit;
-	}
+	if (engine_has_owed(engine) && catchup->owed_since == 0)
+		catchup->owed_since = GetCurrentTimestamp();
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	entry->changes_captured += batch->nreceived;
 	entry->batches++;
+	/* what the batch read, each index owes now: its own lag says how long */
+	entry->oldest_unresolved = 0;
 	LWLockRelease(flusso_shared->lock);
+	engine_publish_owed(engine);
 	return CATCHUP_RESOLVED;
 }
 
 /*
- * Build and write the documents the indexes owe, a slice at a time, in
- * transactions that commit before the next slice would make them last
- * longer than flusso.max_transaction_duration.  A slice halves when one
- * takes more than half of that, and doubles, up to ENGINE_BUILD_SLICE,
- * when one takes less than a tenth.  As each transaction commits,
- * flusso_status() learns how many documents are still owed and the pace
- * of this build, which it estimates the rest from.  False when the
- * extension was dropped meanwhile.
+ * Build and write the documents the indexes owe: one round, in which each
+ * index that owes documents has a turn of about half
+ * flusso.max_transaction_duration (engine/owed.c), a slice at a time, in
+ * transactions that commit at the end of each turn, or before the next
+ * slice would make them last longer than flusso.max_transaction_duration.  What an index could not
+ * build in its turn it builds in the next round, at the worker's next
+ * turn: meanwhile the worker reads the WAL again, and the changes of
+ * the other indexes are built within a round, never behind another
+ * index's whole backlog.  As each transaction commits, flusso_status()
+ * learns how many documents are still owed, by each index and together,
+ * and the pace of this build, which it estimates the rest from.  False
+ * when the extension was dropped meanwhile.
  */
 bool
 catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine)
 {
-	bool		owed = true;
+	bool		more = true;
+	bool		turn_over = false;
 	long		step_ms = 0;
 	int64		owed_before = engine_owed_count(engine);
 	int64		built = 0;
 	TimestampTz started = GetCurrentTimestamp();
 
-	while (owed)
+	engine_round_begin(engine);
+	while (more)
 	{
 		TimestampTz began = GetCurrentTimestamp();
 		int64		written = 0;
@@ -269,26 +271,22 @@ catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine)
 		{
 			TimestampTz step = GetCurrentTimestamp();
 
-			owed = engine_build_owed(engine, catchup->slice_size, &written, &built);
+			more = engine_build_owed(engine, engine_turn_ms(), &written, &built, &turn_over);
 			step_ms = TimestampDifferenceMilliseconds(step, GetCurrentTimestamp());
-			if (step_ms > flusso_max_transaction_duration / 2 && catchup->slice_size > 100)
-				catchup->slice_size /= 2;
-			else if (step_ms < flusso_max_transaction_duration / 10 &&
-					 catchup->slice_size < ENGINE_BUILD_SLICE)
-				catchup->slice_size = Min(catchup->slice_size * 2, ENGINE_BUILD_SLICE);
-		} while (owed && !transaction_full(began, step_ms));
+		} while (more && !turn_over && !transaction_full(began, step_ms));
 		xact_commit();
 		/* what flusso_status() estimates the rest from: this build's pace */
 		took_ms = TimestampDifferenceMilliseconds(started, GetCurrentTimestamp());
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		entry->documents_written += written;
-		entry->documents_owed = owed ? Max(owed_before - built, 0) : 0;
+		entry->documents_owed = engine_has_owed(engine) ? Max(owed_before - built, 0) : 0;
 		if (built > 0)
 			entry->build_rate = (double) built * 1000.0 / Max(took_ms, 1);
 		LWLockRelease(flusso_shared->lock);
+		engine_publish_owed(engine);
 	}
-	catchup->owed_since = 0;
-	catchup->owed_oldest_commit = 0;
+	if (!engine_has_owed(engine))
+		catchup->owed_since = 0;
 	maybe_crash_after_flush();
 	return true;
 }

@@ -21,8 +21,6 @@ typedef struct Catchup
 {
 	TimestampTz owed_since;		/* documents owed since: built within
 								 * flusso.max_build_delay */
-	TimestampTz owed_oldest_commit; /* of the changes owed documents */
-	int			slice_size;		/* documents built by one statement */
 } Catchup;
 
 /* What became of a batch handed to catchup_resolve() */

@@ -190,6 +190,24 @@ stream_eta(const DatabaseEntry *db, XLogRecPtr confirmed, XLogRecPtr flushed,
 	return eta;
 }
 
+/*
+ * How far behind an index is, in seconds: the age of the oldest change
+ * whose document it has not written, its own (what it owes) or the
+ * database's (read, not yet resolved into what each index owes).  An
+ * index whose builds are dear falls behind alone: the others' lag stays
+ * theirs.
+ */
+static double
+index_lag(const DatabaseEntry *db, const IndexStatus *status, TimestampTz now)
+{
+	TimestampTz oldest = db->oldest_unresolved;
+
+	if (status && status->owed > 0 && status->owed_since != 0 &&
+		(oldest == 0 || status->owed_since < oldest))
+		oldest = status->owed_since;
+	return oldest == 0 ? 0.0 : Max((double) (now - oldest) / USECS_PER_SEC, 0.0);
+}
+
 /* Seconds until a seed has read its estimated rows; -1 when unknown. */
 static double
 seed_eta(const IndexStatus *status, TimestampTz now)
@@ -375,8 +393,7 @@ flusso_status(PG_FUNCTION_ARGS)
 		nulls[6] = XLogRecPtrIsInvalid(confirmed);
 		values[7] = Int64GetDatum(flushed > confirmed ? (int64) (flushed - confirmed) : 0);
 		nulls[7] = XLogRecPtrIsInvalid(confirmed);
-		values[8] = Float8GetDatum(copy.oldest_unapplied == 0 ? 0.0 :
-								   (double) (now - copy.oldest_unapplied) / USECS_PER_SEC);
+		values[8] = Float8GetDatum(index_lag(&copy, status, now));
 		values[9] = Int64GetDatum(copy.changes_captured);
 		values[10] = Int64GetDatum(copy.documents_written);
 		values[11] = Int64GetDatum(copy.batches);

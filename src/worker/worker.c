@@ -193,9 +193,8 @@ publish_progress(WorkerState *ws, bool caught_up)
 
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	entry->confirmed_lsn = ws->stream->confirmed;
-	/* the oldest commit whose documents are not written */
-	entry->oldest_unapplied = ws->catchup.owed_oldest_commit != 0
-		? ws->catchup.owed_oldest_commit : ws->batch->oldest_commit;
+	/* the oldest commit read that no index owes yet (each its own after) */
+	entry->oldest_unresolved = ws->batch->oldest_commit;
 	entry->caught_up = caught_up;
 	entry->resolved_lsn = cdc_position(ws->stream);
 	entry->documents_owed = engine_owed_count(ws->engine);
@@ -561,14 +560,16 @@ run(WorkerState *ws)
 		publish_progress(ws, !more && !engine_has_owed(ws->engine));
 
 		/*
-		 * A seed ready for its next step does not wait.  Otherwise sleep
-		 * until the latch is set (a request, a drop, a stop) or the nap
-		 * ends: nothing wakes a decoding process outside a walsender when
-		 * WAL is flushed, so new WAL is polled for, soon after some arrived
-		 * (nap.c); and the catalog is looked at when that poll finds it may
-		 * have changed.
+		 * A seed ready for its next step does not wait, nor do documents
+		 * due to be built that a round left owed.  Otherwise sleep until
+		 * the latch is set (a request, a drop, a stop) or the nap ends:
+		 * nothing wakes a decoding process outside a walsender when WAL is
+		 * flushed, so new WAL is polled for, soon after some arrived
+		 * (nap.c); and the catalog is looked at when that poll finds it
+		 * may have changed.
 		 */
-		if (!more && !seed_due(ws->seeder))
+		if (!more && !seed_due(ws->seeder) &&
+			!catchup_build_due(&ws->catchup, ws->engine, false, ws->stream))
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 nap_length(&ws->nap, cdc_position(ws->stream)),
