@@ -18,6 +18,12 @@
 # would have, so the index's own cost to pgbench is measured by a third
 # run like the reference, with the index live (BENCH_THIRD=0 skips it).
 #
+# BENCH_SLOW_NEIGHBOUR=1 adds, before the measured run, a second index
+# beside the users index whose documents are dear: over a table of notes,
+# its raw filter sleeping 0.2 s a row; during the run a note is inserted
+# every second, so that a fifth of the worker's time goes to it.  Printed
+# besides: its own lag at the end, and how many notes it had built.
+#
 # Commits are synchronous (synchronous_commit = on, unlike the other
 # benchmarks): the worker decodes flushed WAL only, and an asynchronous
 # commit is flushed by the WAL writer up to 3 x wal_writer_delay later,
@@ -91,6 +97,23 @@ wait_until "SELECT (SELECT phase = 'live' AND ship_pending = 0 FROM flusso_statu
 	AND EXISTS (SELECT FROM flusso.opensearch_generation WHERE state = 'served')
 	AND NOT EXISTS (SELECT FROM flusso.opensearch_generation WHERE state <> 'served')"
 
+neighbour=
+if [ "${BENCH_SLOW_NEIGHBOUR:-0}" = 1 ]; then
+	bench_psql -o /dev/null -c "CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL)" \
+		-c "INSERT INTO notes VALUES (0, 'the first note')" \
+		-c "SELECT flusso_create_index('slow', '{\"version\": 1, \"table\": \"notes\", \"primary_key\": \"id\",
+			\"filters\": [{\"raw\": \"pg_sleep(0.2) IS NOT NULL\"}], \"fields\": [{\"text\": \"body\", \"required\": true}]}')" \
+		-c "SELECT count(*) FROM flusso_provision()"
+	wait_until "SELECT bool_and(phase = 'live') FROM flusso_status()"
+	(
+		for i in $(seq 1 "$seconds"); do
+			bench_psql -c "INSERT INTO notes VALUES ($i, 'note $i')"
+			sleep 1
+		done
+	) &
+	neighbour=$!
+fi
+
 worker=$(pid_of 'flusso worker')
 shipper=$(pid_of 'flusso shipper')
 w0=$(ticks "$worker")
@@ -98,11 +121,19 @@ s0=$(ticks "$shipper")
 measured=$(load --opensearch "127.0.0.1:$os_port" --alias lat-users)
 w1=$(ticks "$worker")
 s1=$(ticks "$shipper")
+if [ -n "$neighbour" ]; then
+	wait "$neighbour"
+	bench_psql -At -c "SELECT 'slow neighbour: ' || (SELECT count(*) FROM flusso_docs.slow) || ' of '
+		|| (SELECT count(*) FROM notes) || ' notes built, its own lag ' || round(lag_seconds::numeric, 1)
+		|| ' s, the users index''s ' || (SELECT round(lag_seconds::numeric, 1) FROM flusso_status()
+		WHERE index = 'users') || ' s' FROM flusso_status() WHERE index = 'slow'"
+fi
 wait_until "SELECT ship_pending = 0 FROM flusso_status()"
 # the reference's run again, the index live
 third=
 [ "${BENCH_THIRD:-1}" = 0 ] || third=$(load --commit-only)
 wait_until "SELECT ship_pending = 0 FROM flusso_status()"
+wait_until "SELECT bool_and(phase = 'live') FROM flusso_status()"
 problems=$(bench_psql -At -c "SELECT count(*) FROM flusso_verify('users')")
 
 grep -v '^pgbench' <<<"$measured"
