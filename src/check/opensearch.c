@@ -2,9 +2,10 @@
  *
  * opensearch.c
  *	  flusso_check() for an index's OpenSearch sink: the server exists and
- *	  the owner may use it, the cluster answers and takes the credentials of
- *	  the owner's user mapping, it accepts the index's mapping (an index is
- *	  created with it and deleted again), and what the shipper says:
+ *	  the owner may use it, the cluster (each node a server names) answers
+ *	  and takes the credentials of the owner's user mapping, it accepts the
+ *	  index's mapping (an index is created with it and deleted again), and
+ *	  what the shipper says:
  *	  stopped, in conflict over its alias, documents rejected.
  *
  * The cluster is asked only when the role checking has the privileges of
@@ -34,6 +35,40 @@
 #include "sink/sink.h"
 
 #define PATH "sinks.opensearch"
+
+/*
+ * A server that names several nodes of its cluster: does each answer?
+ * Those that do not are set aside by the shipper, which sends to the
+ * others; a warning each, and an info row with how many answer.  (The
+ * cluster as a whole, credentials and mapping, is asked through any node
+ * afterwards.)
+ */
+static void
+check_nodes(DiagnosticSink *dsink, const OpenSearchServer *server)
+{
+	int			answering = 0;
+
+	if (server->nnodes < 2)
+		return;
+	for (int i = 0; i < server->nnodes; i++)
+	{
+		HttpRequest *req = http_request_to_node(server, server->nodes[i], "GET", "/");
+
+		http_run(req);
+		if (req->status != 0)
+		{
+			answering++;
+			continue;
+		}
+		diag_add(dsink, SEVERITY_WARNING, PATH,
+				 "Requests go to the nodes that answer; a node is tried again now and then.",
+				 "node %s of OpenSearch server \"%s\" cannot be reached: %s",
+				 server->nodes[i], server->name, req->error);
+	}
+	diag_add(dsink, SEVERITY_INFO, PATH, NULL,
+			 "%d of the %d nodes of OpenSearch server \"%s\" answer",
+			 answering, server->nnodes, server->name);
+}
 
 /* Can the cluster be reached, with the owner's credentials? */
 static bool
@@ -183,6 +218,7 @@ check_opensearch(DiagnosticSink *dsink, const StoredIndex *index)
 					 "Add aws_access_key_id and aws_secret_access_key to the user mapping.",
 					 "server \"%s\" signs requests for AWS, but role \"%s\" has no AWS keys in its user mapping: requests go unsigned",
 					 sink->server, owner);
+		check_nodes(dsink, server);
 		if (check_reachable(dsink, server, owner))
 			check_mapping(dsink, server, index);
 	}

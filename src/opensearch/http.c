@@ -30,6 +30,7 @@
 
 #include "compat.h"
 #include "opensearch/http.h"
+#include "opensearch/nodes.h"
 
 typedef struct SocketWatch
 {
@@ -260,7 +261,66 @@ http_pool_wait(HttpPool *pool, long timeout_ms)
 	return latched;
 }
 
-/* A request that finished since the last call, or NULL. */
+/*
+ * Did a request end without reaching its node (nothing answered)?  Then
+ * the node is to blame, not what was asked.
+ */
+static bool
+node_unreachable(CURLcode result)
+{
+	switch (result)
+	{
+		case CURLE_COULDNT_RESOLVE_HOST:
+		case CURLE_COULDNT_CONNECT:
+		case CURLE_OPERATION_TIMEDOUT:
+		case CURLE_SEND_ERROR:
+		case CURLE_RECV_ERROR:
+		case CURLE_GOT_NOTHING:
+		case CURLE_SSL_CONNECT_ERROR:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * req could not reach its node: set the node aside (opensearch/nodes.c)
+ * and, when its server has a node it was not sent to yet, send it there
+ * instead, at once.  True when it was sent again.  A request that may have
+ * been carried out in part is carried out again: flusso's requests are
+ * all idempotent (versioned documents, deletes, an index created or an
+ * alias moved that is found so).
+ */
+static bool
+send_elsewhere(HttpPool *pool, HttpRequest *req, CURLcode result)
+{
+	const char *why = req->error[0] ? req->error : curl_easy_strerror(result);
+	const char *other;
+	long		aside_ms = os_node_failed(req->server, req->node, why);
+
+	if (req->attempts >= req->server->nnodes ||
+		(other = os_node_pick(req->server, req->node)) == NULL)
+		return false;
+	snprintf(req->failed_over, sizeof(req->failed_over),
+			 "node %s did not answer (%s), and is set aside for %ld s",
+			 req->node, why, aside_ms / 1000);
+	free(req->response);
+	req->response = NULL;
+	req->response_len = 0;
+	req->error[0] = '\0';
+	req->retry_after = -1;
+	req->out_of_memory = false;
+	req->too_large = false;
+	req->attempts++;
+	http_request_set_node(req, other);
+	return curl_multi_add_handle(pool->multi, req->easy) == CURLM_OK;
+}
+
+/*
+ * A request that finished since the last call, or NULL.  One that could
+ * not reach its node is sent to another node of its cluster first, if it
+ * has one (send_elsewhere): its caller sees it end once.
+ */
 HttpRequest *
 http_pool_next_done(HttpPool *pool)
 {
@@ -270,14 +330,22 @@ http_pool_next_done(HttpPool *pool)
 	while ((msg = curl_multi_info_read(pool->multi, &left)) != NULL)
 	{
 		HttpRequest *req = NULL;
+		CURLcode	result = msg->data.result;
 
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &req);
 		curl_multi_remove_handle(pool->multi, msg->easy_handle);
+		if (req->server && node_unreachable(result))
+		{
+			if (send_elsewhere(pool, req, result))
+				continue;
+		}
+		else if (req->server)
+			os_node_answered(req->server, req->node);
 		pool->requests = list_delete_ptr(pool->requests, req);
 		pool->in_flight--;
-		finish(req, msg->data.result);
+		finish(req, result);
 		return req;
 	}
 	return NULL;

@@ -31,8 +31,10 @@ typedef struct HttpPool HttpPool;
 typedef struct HttpRequest
 {
 	const OpenSearchServer *server;
+	const char *node;			/* the base URL of the node it goes to */
 	const char *method;			/* GET, PUT, POST, DELETE, HEAD */
-	char	   *path;			/* appended to the server's URL: "/..." */
+	char	   *path;			/* appended to the node's URL: "/..." */
+	char	   *query;			/* and then this, or NULL */
 	const char *body;			/* NULL: none */
 	size_t		body_len;
 	bool		ndjson;			/* body is NDJSON (a _bulk), else JSON */
@@ -47,6 +49,9 @@ typedef struct HttpRequest
 	size_t		response_len;
 	int			retry_after;	/* seconds a 429 or 503 asked for, or -1 */
 	char		error[256];		/* why there was no response */
+	int			attempts;		/* nodes it was sent to */
+	char		failed_over[256];	/* a node it could not reach, and why,
+									 * when another one answered: "" */
 
 	/* libcurl's */
 	void	   *easy;
@@ -61,6 +66,9 @@ extern HttpRequest *http_request(const OpenSearchServer *server, const char *met
 								 const char *path, const char *body, size_t body_len);
 extern HttpRequest *http_bulk_request(const OpenSearchServer *server, const char *body,
 									  size_t body_len);
+extern HttpRequest *http_request_to_node(const OpenSearchServer *server, const char *node,
+										 const char *method, const char *path);
+extern void http_request_set_node(HttpRequest *req, const char *node);
 extern void http_release(HttpRequest *req);
 
 /*

@@ -24,6 +24,7 @@
 
 #include "opensearch/http.h"
 #include "opensearch/json.h"
+#include "opensearch/nodes.h"
 
 /* a request that moves less than a byte a second for this long is aborted */
 #define LOW_SPEED_SECONDS 30
@@ -113,12 +114,27 @@ add_header(struct curl_slist *headers, const char *header)
 }
 
 /*
- * A request, ready to be run or added to a pool, in the current context;
- * its body (JSON, or NDJSON for a _bulk) must outlive it.
+ * Send req to node (a base URL of its server): where it goes first, and
+ * where http.c sends it again when its node could not be reached.
+ */
+void
+http_request_set_node(HttpRequest *req, const char *node)
+{
+	req->node = node;
+	set(req->easy, CURLOPT_URL,
+		psprintf("%s%s%s", node, req->path, req->query ? req->query : ""));
+}
+
+/*
+ * A request, ready to be run or added to a pool, in the current context,
+ * to node, or to the node of the server's cluster whose turn it is
+ * (opensearch/nodes.c); its body (JSON, or NDJSON for a _bulk) must
+ * outlive it.
  */
 static HttpRequest *
-make_request(const OpenSearchServer *server, const char *method, const char *path,
-			 const char *body, size_t body_len, bool ndjson)
+make_request(const OpenSearchServer *server, const char *node, const char *method,
+			 const char *path, const char *query, const char *body, size_t body_len,
+			 bool ndjson)
 {
 	HttpRequest *req = palloc0(sizeof(HttpRequest));
 	const OpenSearchServer *s = server;
@@ -129,6 +145,8 @@ make_request(const OpenSearchServer *server, const char *method, const char *pat
 	req->server = server;
 	req->method = method;
 	req->path = pstrdup(path);
+	req->query = query ? pstrdup(query) : NULL;
+	req->attempts = 1;
 	req->body = body;
 	req->body_len = body_len;
 	req->ndjson = ndjson;
@@ -140,7 +158,7 @@ make_request(const OpenSearchServer *server, const char *method, const char *pat
 	if (easy == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("could not create a libcurl handle")));
 	req->easy = easy;
-	set(easy, CURLOPT_URL, psprintf("%s%s", s->url, path));
+	http_request_set_node(req, node ? node : os_node_pick(server, NULL));
 	set_long(easy, CURLOPT_NOSIGNAL, 1L);
 	set(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	set_long(easy, CURLOPT_FOLLOWLOCATION, 0L);
@@ -208,7 +226,21 @@ HttpRequest *
 http_request(const OpenSearchServer *server, const char *method, const char *path,
 			 const char *body, size_t body_len)
 {
-	return make_request(server, method, path, body, body_len, false);
+	return make_request(server, NULL, method, path, NULL, body, body_len, false);
+}
+
+/*
+ * A request without a body to one node of the server's cluster, which
+ * goes nowhere else (flusso_check() asks each node).
+ */
+HttpRequest *
+http_request_to_node(const OpenSearchServer *server, const char *node, const char *method,
+					 const char *path)
+{
+	HttpRequest *req = make_request(server, node, method, path, NULL, NULL, 0, false);
+
+	req->attempts = server->nnodes;
+	return req;
 }
 
 /*
@@ -222,11 +254,10 @@ http_request(const OpenSearchServer *server, const char *method, const char *pat
 HttpRequest *
 http_bulk_request(const OpenSearchServer *server, const char *body, size_t body_len)
 {
-	HttpRequest *req = make_request(server, "POST", "/_bulk", body, body_len, true);
+	HttpRequest *req = make_request(server, NULL, "POST", "/_bulk",
+									"?filter_path=items.*.status,items.*.error.type,items.*.error.reason",
+									body, body_len, true);
 
-	set(req->easy, CURLOPT_URL,
-		psprintf("%s/_bulk?filter_path=items.*.status,items.*.error.type,items.*.error.reason",
-				 server->url));
 	req->response_limit = HTTP_BULK_RESPONSE_BASE + HTTP_BULK_RESPONSE_PER_BYTE * body_len;
 	return req;
 }
@@ -244,6 +275,10 @@ http_failure(const HttpRequest *req)
 	if (req->too_large)
 		return psprintf("OpenSearch server \"%s\" answered %s %s with more than %zu bytes",
 						req->server->name, req->method, req->path, req->response_limit);
+	if (req->status == 0 && req->server->nnodes > 1)
+		return psprintf("could not reach OpenSearch server \"%s\" (%s %s, %d nodes tried, the last %s): %s",
+						req->server->name, req->method, req->path, req->attempts, req->node,
+						req->error);
 	if (req->status == 0)
 		return psprintf("could not reach OpenSearch server \"%s\" (%s %s): %s",
 						req->server->name, req->method, req->path, req->error);

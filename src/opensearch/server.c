@@ -7,7 +7,7 @@
  *	  the role flusso ships for.
  *
  * Options of a server: url (required; http or https, no credentials in
- * it), index_prefix, tls_verify, ca_file, client_cert, client_key,
+ * it; or several, separated by commas: nodes of one cluster), index_prefix, tls_verify, ca_file, client_cert, client_key,
  * aws_region and aws_service (SigV4 signing, for Amazon OpenSearch
  * Service), connect_timeout and request_timeout (seconds),
  * bulk_max_documents, bulk_max_bytes and bulks_in_flight (how many _bulk
@@ -107,13 +107,48 @@ option_error(const DefElem *def, const char *problem, const char *hint)
 			 hint ? errhint("%s", hint) : 0));
 }
 
-/* http(s)://host[:port][/path], without credentials, query or fragment. */
+/*
+ * The base URLs a url option names: one, or several separated by commas
+ * (spaces around each are not part of it), each without its trailing '/'.
+ */
+static List *
+split_urls(const char *value)
+{
+	List	   *urls = NIL;
+	char	   *copy = pstrdup(value);
+	char	   *next = copy;
+
+	for (;;)
+	{
+		char	   *comma = strchr(next, ',');
+		char	   *end;
+
+		if (comma)
+			*comma = '\0';
+		while (*next == ' ')
+			next++;
+		end = next + strlen(next);
+		while (end > next && (end[-1] == ' ' || end[-1] == '/'))
+			*--end = '\0';
+		urls = lappend(urls, next);
+		if (comma == NULL)
+			break;
+		next = comma + 1;
+	}
+	return urls;
+}
+
+/*
+ * http(s)://host[:port][/path], without credentials, query or fragment;
+ * named, when it is one of several.
+ */
 static void
-check_url(const DefElem *def, const char *value)
+check_one_url(const DefElem *def, const char *value, bool named)
 {
 	CURLU	   *url = curl_url();
 	char	   *part = NULL;
 	const char *problem = NULL;
+	bool		credentials = false;
 
 	if (url == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
@@ -132,19 +167,43 @@ check_url(const DefElem *def, const char *value)
 			char	   *p = NULL;
 
 			if (curl_url_get(url, absent[i], &p, 0) == CURLUE_OK)
-				problem = (absent[i] == CURLUPART_USER || absent[i] == CURLUPART_PASSWORD)
-					? "The URL carries credentials."
+			{
+				credentials = absent[i] == CURLUPART_USER || absent[i] == CURLUPART_PASSWORD;
+				problem = credentials ? "The URL carries credentials."
 					: "The URL has a query or a fragment.";
+			}
 			curl_free(p);
 		}
 	}
 	curl_free(part);
 	curl_url_cleanup(url);
+	if (value[0] == '\0')
+		problem = "A URL is empty: two commas in a row, or one at an end.";
+	else if (problem && named && !credentials)
+		problem = psprintf("%s: %s", value, problem);
 	if (problem)
 		option_error(def, problem,
-					 strcmp(problem, "The URL carries credentials.") == 0
+					 credentials
 					 ? "Put the user and password in a user mapping: CREATE USER MAPPING FOR ... SERVER ... OPTIONS (user '...', password '...')."
-					 : "Give the cluster's base URL, such as https://search.example.com:9200.");
+					 : "Give the cluster's base URL, such as https://search.example.com:9200, or the base URLs of several of its nodes, separated by commas.");
+}
+
+/* One base URL, or several distinct ones, each well formed. */
+static void
+check_url(const DefElem *def, const char *value)
+{
+	List	   *urls = split_urls(value);
+	ListCell   *lc;
+
+	foreach(lc, urls)
+	{
+		check_one_url(def, lfirst(lc), list_length(urls) > 1);
+		for (ListCell *other = list_head(urls); other != lc; other = lnext(urls, other))
+		{
+			if (strcmp(lfirst(other), lfirst(lc)) == 0)
+				option_error(def, psprintf("The URL %s is named twice.", (char *) lfirst(lc)), NULL);
+		}
+	}
 }
 
 /*
@@ -399,6 +458,7 @@ os_server_load(const char *server_name, Oid role, bool missing_ok)
 	OpenSearchServer *server;
 	List	   *mapping;
 	char	   *url;
+	List	   *nodes;
 
 	if (fs == NULL)
 		return NULL;
@@ -417,9 +477,12 @@ os_server_load(const char *server_name, Oid role, bool missing_ok)
 	server->serverid = fs->serverid;
 	server->role = role;
 	url = option(fs->options, "url", "");
-	while (url[0] && url[strlen(url) - 1] == '/')
-		url[strlen(url) - 1] = '\0';
 	server->url = url;
+	nodes = split_urls(url);
+	server->nnodes = list_length(nodes);
+	server->nodes = palloc(sizeof(char *) * server->nnodes);
+	for (int i = 0; i < server->nnodes; i++)
+		server->nodes[i] = list_nth(nodes, i);
 	server->index_prefix = option(fs->options, "index_prefix", "");
 	server->ca_file = option(fs->options, "ca_file", NULL);
 	server->client_cert = option(fs->options, "client_cert", NULL);

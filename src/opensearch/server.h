@@ -19,7 +19,9 @@ typedef struct OpenSearchServer
 	char	   *name;			/* the foreign server */
 	Oid			serverid;
 	Oid			role;			/* whose user mapping was looked up */
-	char	   *url;			/* without a trailing '/' */
+	char	   *url;			/* the option: one base URL, or several */
+	char	  **nodes;			/* each base URL, without a trailing '/' */
+	int			nnodes;
 	char	   *index_prefix;
 	char	   *ca_file;
 	char	   *client_cert;

@@ -475,6 +475,16 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 		out->answered = true;
 		return true;
 	}
+	/* a node of the cluster was lost: flusso_status() says so */
+	if (req->failed_over[0])
+	{
+		ereport(LOG,
+				(errmsg("flusso shipper: index \"%s\": OpenSearch server \"%s\": %s; the bulk went to node %s",
+						x->name, x->server->name, req->failed_over, req->node)));
+		ship_record_error(x->name,
+						  psprintf("OpenSearch server \"%s\": %s; requests go to its other nodes",
+								   x->server->name, req->failed_over));
+	}
 	if (req->status == 413)
 	{
 		too_large(b, rt, out, status);

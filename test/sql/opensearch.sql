@@ -17,6 +17,15 @@ CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'ftp://exa
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'not a url');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://admin:secret@example.com:9200');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com/?pretty');
+-- several nodes of one cluster, separated by commas: each checked, none twice
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://a:9200, ftp://b:9200');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://a:9200,,http://b:9200');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://a:9200, http://a:9200/');
+-- (a URL with credentials is not repeated in the error)
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://a:9200, https://u:secret@b:9200');
+CREATE SERVER nodes FOREIGN DATA WRAPPER flusso_opensearch
+	OPTIONS (url 'http://a:9200, http://b:9200/ , https://c:9200');
+DROP SERVER nodes;
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix 'Upper-');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix '_x');
 -- a prefix ends with '-' or '.', which no index name has: 'team_' + 'books'
