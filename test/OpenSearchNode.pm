@@ -1,6 +1,8 @@
 # OpenSearchNode.pm: a real OpenSearch node for flusso's TAP tests (the
-# embedded node of test/opensearch/), its REST API through curl, and what
-# the tests compare between it and PostgreSQL.  Every node a test starts is
+# embedded node of test/opensearch/), alone or as one of a cluster's, its
+# REST API through curl, and what the tests compare between it and
+# PostgreSQL.  FLUSSO_OPENSEARCH_LINE chooses the OpenSearch line the nodes
+# are of (2, the default, or 3: see node.sh).  Every node a test starts is
 # stopped when the test ends.
 
 package OpenSearchNode;
@@ -15,19 +17,22 @@ use Test::More;
 
 my @started;
 my $script = "$ENV{FLUSSO_TEST_DIR}/opensearch/node.sh";
+my $line = $ENV{FLUSSO_OPENSEARCH_LINE} // 2;
 
 # Skip the whole test, saying why, when the node cannot run here: it is
 # not built (building it downloads from Maven Central, which a packager's
-# offline build cannot), or a tool the test names is missing.  `make test`
-# builds the node and sets FLUSSO_REQUIRE_OPENSEARCH, and then any of this
-# fails the test instead.
+# offline build cannot), no JDK recent enough for its line is found, or a
+# tool the test names is missing.  `make test` builds the node and sets
+# FLUSSO_REQUIRE_OPENSEARCH, and then any of this fails the test instead.
 sub skip_unless_available
 {
 	my (@tools) = @_;
 	my @missing;
-	push @missing, 'the embedded OpenSearch node (bash test/opensearch/node.sh build)'
-	  unless -f "$ENV{FLUSSO_TEST_DIR}/opensearch/target/.built";
-	for my $tool ('java', @tools)
+	push @missing, "the embedded OpenSearch $line.x node (bash test/opensearch/node.sh build)"
+	  unless -f "$ENV{FLUSSO_TEST_DIR}/opensearch/target/line$line/.built";
+	push @missing, "a JDK for OpenSearch $line.x (bash test/opensearch/node.sh java says which)"
+	  if system("bash '$script' java >/dev/null 2>&1") != 0;
+	for my $tool (@tools)
 	{
 		push @missing, $tool
 		  unless $tool =~ m{/} ? -x $tool : grep { -x "$_/$tool" } split /:/, ($ENV{PATH} // '');
@@ -52,10 +57,45 @@ sub start
 	return $self;
 }
 
+# Start a cluster of $count nodes named $name, on free HTTP and transport
+# ports; returns its nodes once all have joined and it is yellow or green
+# (dies if it does not form).  Each node is one as start returns: kill9 one
+# and restart it, and it joins the cluster again with its data.
+sub start_cluster
+{
+	my ($class, $name, $count) = @_;
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/opensearch_$name";
+	my (@nodes, @ports);
+	for my $i (1 .. $count)
+	{
+		push @nodes, bless {
+			name => "$name node-$i",
+			dir => "$dir/node-$i",
+			port => PostgreSQL::Test::Cluster::get_free_port(),
+		}, $class;
+		push @ports, "$nodes[-1]{port}:" . PostgreSQL::Test::Cluster::get_free_port();
+	}
+	# stopped at the end even if the cluster does not form
+	push @started, @nodes;
+	system('bash', $script, 'cluster', $dir, @ports) == 0
+	  or die "OpenSearch cluster $name did not form";
+	return @nodes;
+}
+
 sub port { return $_[0]->{port} }
 sub url { return "http://127.0.0.1:$_[0]->{port}" }
 
-# Start it again (after kill or stop), with its data.
+# The version number of the node (GET /): 2.19.6, 3.9.0...
+sub version
+{
+	my ($self) = @_;
+	my ($status, $body) = $self->request('GET', '/');
+	die "OpenSearch node $self->{name}: GET / answered $status" if $status != 200;
+	return $body->{version}{number};
+}
+
+# Start it again (after kill or stop), with its data (a cluster's node
+# joins its cluster again).
 sub restart
 {
 	my ($self) = @_;

@@ -67,7 +67,7 @@ define live
 BENCH_DB=live bench_psql -o /dev/null -c "SELECT count(*) FROM flusso_provision()"
 wait_until live "SELECT phase = 'live' FROM flusso_status()"
 
-if [ -f "$FLUSSO_ROOT/test/opensearch/target/.built" ]; then
+if [ -f "$FLUSSO_ROOT/test/opensearch/target/line${FLUSSO_OPENSEARCH_LINE:-2}/.built" ]; then
 	bash "$node" start "$BENCH_DIR/opensearch" "$os_port" >/dev/null
 	trap 'bash "$node" stop "$BENCH_DIR/opensearch" >/dev/null; [ -n "${BENCH_KEEP:-}" ] || bench_stop' EXIT
 	BENCH_DB=live bench_psql -o /dev/null <<SQL

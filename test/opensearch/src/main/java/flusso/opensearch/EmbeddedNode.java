@@ -1,49 +1,49 @@
 package flusso.opensearch;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import org.opensearch.analysis.common.CommonAnalysisPlugin;
 import org.opensearch.common.settings.Settings;
-import org.opensearch.node.InternalSettingsPreparer;
 import org.opensearch.node.Node;
-import org.opensearch.transport.Netty4Plugin;
 
 /**
- * A single-node OpenSearch server for flusso's tests, embedded from Maven jars.
+ * An OpenSearch server for flusso's tests, embedded from Maven jars: a single
+ * node, or one member of a cluster of such nodes on 127.0.0.1.
  *
- * Usage (node.sh runs it): java -Dflusso.node.dir=DIR -cp 'target/classes:target/lib/*'
- *                              flusso.opensearch.EmbeddedNode DIR HTTP_PORT
+ * Usage (node.sh runs it, from target/lineN/ with the class path it lists in
+ * target/lineN/classpath): java -Dflusso.node.dir=DIR -cp ... flusso.opensearch.EmbeddedNode DIR HTTP_PORT
  *
  * DIR is path.home and holds data/ (kept across restarts with the same DIR) and
  * node.log (log4j2.properties, which reads -Dflusso.node.dir).  Plain HTTP on
- * 127.0.0.1:HTTP_PORT, no security plugin.  The transport layer binds an
- * ephemeral port: with single-node discovery nobody has to know it.  SIGTERM
- * closes the node cleanly.
+ * 127.0.0.1:HTTP_PORT, no security plugin.
+ *
+ * Alone, the node uses single-node discovery and binds an ephemeral transport
+ * port: nobody has to know it.  If DIR/cluster.yml exists (node.sh cluster
+ * writes it), the node is a member of a cluster instead: that file names the
+ * cluster, the node, its transport port, the seed hosts and the initial
+ * cluster managers, and overrides the settings below.
  *
  * Bootstrap (the refusal to run as root, the security manager, the bootstrap
- * checks) is not involved: we build the Node ourselves, so root is fine.
+ * checks) is not involved: we build the Node ourselves (ModuleNode, which
+ * differs between the OpenSearch lines), so root is fine.  SIGTERM closes the
+ * node cleanly.
  */
-public final class EmbeddedNode extends Node {
+public final class EmbeddedNode {
 
-    private EmbeddedNode(Settings settings) {
-        // The plugins a distribution loads from modules/, loaded here from the classpath.
-        super(InternalSettingsPreparer.prepareEnvironment(settings, Map.of(), null, () -> "flusso-node"),
-              List.of(Netty4Plugin.class, CommonAnalysisPlugin.class), true);
+    private EmbeddedNode() {
     }
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]).toAbsolutePath();
-        Settings settings = Settings.builder()
+        Path cluster = dir.resolve("cluster.yml");
+        Settings.Builder settings = Settings.builder()
             .put("cluster.name", "flusso-test")
             .put("node.name", "flusso-node")
             .put("path.home", dir.toString())
             .put("path.data", dir.resolve("data").toString())
             .put("path.logs", dir.resolve("logs").toString())
-            .put("discovery.type", "single-node")
             .put("network.host", "127.0.0.1")
             .put("http.port", args[1])
             .put("transport.port", "0")
@@ -51,10 +51,14 @@ public final class EmbeddedNode extends Node {
             .put("cluster.routing.allocation.disk.threshold_enabled", false)
             // Tests page with search_after sorted on _id.  On by default in 2.19, said
             // here because the default may change (it is off in Elasticsearch 8).
-            .put("indices.id_field_data.enabled", true)
-            .build();
+            .put("indices.id_field_data.enabled", true);
+        if (Files.exists(cluster)) {
+            settings.loadFromPath(cluster);
+        } else {
+            settings.put("discovery.type", "single-node");
+        }
 
-        EmbeddedNode node = new EmbeddedNode(settings);
+        Node node = new ModuleNode(settings.build());
         CountDownLatch closed = new CountDownLatch(1);
         // SIGTERM (node.sh stop) runs this hook: close the node, then let main return.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
