@@ -112,6 +112,22 @@ check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const cha
 	return true;
 }
 
+/* The reason of the first of an error's suppressed errors, or NULL. */
+static char *
+suppressed_reason(JsonbContainer *error)
+{
+	JsonbValue *suppressed = getKeyJsonValueFromContainer(error, "suppressed", strlen("suppressed"), NULL);
+	JsonbValue *first;
+
+	if (suppressed == NULL || suppressed->type != jbvBinary ||
+		!JsonContainerIsArray(suppressed->val.binary.data))
+		return NULL;
+	first = getIthJsonbValueFromContainer(suppressed->val.binary.data, 0);
+	if (first == NULL || first->type != jbvBinary)
+		return NULL;
+	return os_json_text(first->val.binary.data, "reason");
+}
+
 /*
  * Does the cluster accept the mapping?  An index is created with it, under
  * a name no flusso index takes, and deleted again.
@@ -128,6 +144,11 @@ check_mapping(DiagnosticSink *dsink, const OpenSearchServer *server, const Store
 		Jsonb	   *answer = os_json_parse(req->response);
 		JsonbContainer *error = answer ? os_json_object(&answer->root, "error") : NULL;
 		char	   *reason = error ? os_json_text(error, "reason") : NULL;
+		char	   *cause = error ? suppressed_reason(error) : NULL;
+
+		/* 3.x says "Failed to build analyzers: [a]" and why in suppressed[] */
+		if (reason && cause)
+			reason = psprintf("%s (%s)", reason, cause);
 
 		diag_add(dsink, SEVERITY_ERROR, PATH,
 				 "flusso_mapping() shows the body; a field type or analyzer the cluster lacks (a plugin) is the usual cause.",
