@@ -1,28 +1,42 @@
 #!/usr/bin/env bash
 #
 # check.sh: flusso's test suite, on PostgreSQL 15 (Debian's, installed by
-# `make build-install`) and then 18 (test/deps.sh's, which this builds and
-# installs into from a scratch copy of the tree).  On each: pg_regress on a
-# temporary instance for the regression tests named on the command line,
-# then TAP tests, as an unprivileged OS user, from a scratch copy of the
-# tests that user owns.  15 runs every TAP file and the packagers' `make
-# installcheck`; 18 runs the TAP files that exercise what differs between
-# versions (FLUSSO_TAP_18 below).  Exits non-zero if anything failed.
+# `make build-install`) and then 16, 17 and 18 (test/deps.sh's, which this
+# builds and installs into from scratch copies of the tree; 17 in its
+# Debian 13 root).  On each: pg_regress on a temporary instance for the
+# regression tests named on the command line, then TAP tests, as an
+# unprivileged OS user, from a scratch copy of the tests that user owns.
+# 15 runs every TAP file and the packagers' `make installcheck`; 16, 17 and
+# 18 run the TAP files that exercise what differs between versions
+# (FLUSSO_TAP_16, FLUSSO_TAP_17, FLUSSO_TAP_18 below).  Exits non-zero if
+# anything failed.
 #
-# FLUSSO_PG_VERSIONS="15" (or "18") runs one version only.
+# FLUSSO_PG_VERSIONS="15" (or "16 17", ...) runs those versions only.
 #
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
-versions=${FLUSSO_PG_VERSIONS:-15 18}
+versions=${FLUSSO_PG_VERSIONS:-15 16 17 18}
 # the worker, documents, seed, coverage, upgrade, OpenSearch and failover
 # tests: slots, decoding, the catalog, bgworkers and HA are what versions change
-tap_18=${FLUSSO_TAP_18:-"003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch 025_failover"}
+tap_newer="003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch 025_failover"
+tap_16=${FLUSSO_TAP_16:-$tap_newer}
+tap_17=${FLUSSO_TAP_17:-$tap_newer}
+tap_18=${FLUSSO_TAP_18:-$tap_newer}
 pg15_config=$PG_CONFIG
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+
+# FLUSSO_CHECK_IN_ROOT: set when check.sh runs itself again in PostgreSQL
+# 17's Debian 13 root, for that leg alone (see 17 below): what does not
+# depend on the server (the node's build, layout, packaging) ran outside.
+in_root=${FLUSSO_CHECK_IN_ROOT:-}
 
 # the embedded OpenSearch node the TAP tests ship to (a no-op once built);
 # copied with its timestamps, so that the copy is seen as built too
-bash "$FLUSSO_ROOT/test/opensearch/node.sh" build || exit 1
+if [ -z "$in_root" ]; then
+	bash "$FLUSSO_ROOT/test/opensearch/node.sh" build || exit 1
+fi
 
 # with no names given, every regression test that has an expected output
 if [ $# -eq 0 ]; then
@@ -37,10 +51,33 @@ status=0
 work_dirs=()
 failures=()
 
-echo "== layout"
-bash "$FLUSSO_ROOT/test/layout.sh" "$FLUSSO_ROOT/src" || status=1
-echo "== packaging"
-bash "$FLUSSO_ROOT/test/packaging.sh" || status=1
+if [ -z "$in_root" ]; then
+	echo "== layout"
+	bash "$FLUSSO_ROOT/test/layout.sh" "$FLUSSO_ROOT/src" || status=1
+	echo "== packaging"
+	bash "$FLUSSO_ROOT/test/packaging.sh" || status=1
+fi
+
+# scratch_build MAJOR: build and install flusso for the server
+# use_pg_config chose, from a scratch copy, so that the 15 build's objects
+# stay; fails if the build failed or warned
+scratch_build() {
+	local major=$1 build
+	echo "== build and install ($major)"
+	build=$(mktemp -d --tmpdir --suffix=.flusso-build-$major)
+	work_dirs+=("$build")
+	cp -r --preserve=timestamps "$FLUSSO_ROOT/Makefile" "$FLUSSO_ROOT/flusso.control" \
+		"$FLUSSO_ROOT/flusso.map" "$FLUSSO_ROOT/src" "$FLUSSO_ROOT/sql" "$build/"
+	find "$build/src" -name '*.o' -o -name '*.bc' -o -name '*.d' | xargs -r rm -f
+	if ! $sudo make -C "$build" --no-print-directory -s -j"$(nproc)" install \
+		PG_CONFIG="$PG_CONFIG" FLUSSO_TEST_HOOKS=1 >"$build/build.log" 2>&1 ||
+		grep -q 'warning:' "$build/build.log"; then
+		cat "$build/build.log"
+		echo "check.sh: the build against PostgreSQL $major failed or warned"
+		failures+=("PostgreSQL $major: the build failed or warned (its log is above)")
+		return 1
+	fi
+}
 
 # suite MAJOR TAPFILES...: pg_regress and the TAP files named (all if none)
 # against the server use_pg_config chose
@@ -66,8 +103,14 @@ suite() {
 	fi
 
 	echo "== TAP ($major)"
+	# the TAP modules of the server's PGXS (Debian's 15 and 17 ship them);
+	# the wheels have none: 18's from its release's source, and 16 runs
+	# with those too, since upstream keeps each release's modules able to
+	# drive older servers (PostgreSQL::Test::Cluster's $min_compat is 12)
 	perl_lib=$PGXS_DIR/src/test/perl
-	[ "$major" = 18 ] && perl_lib=$PG18_ROOT/perl
+	case $major in
+		16 | 18) perl_lib=$PG18_ROOT/perl ;;
+	esac
 	local files=()
 	if [ $# -eq 0 ]; then
 		files=(test/t/*.pl)
@@ -137,6 +180,77 @@ for version in $versions; do
 			fi
 			as_cluster_user "$PG_BINDIR/pg_ctl" -D "$pkg/data" -m fast -w stop >/dev/null
 			;;
+		16)
+			if [ ! -x "$PG16_CONFIG" ]; then
+				echo "check.sh: PostgreSQL 16 is not installed in $PG16_ROOT (run test/deps.sh)"
+				status=1
+				continue
+			fi
+			use_pg_config "$PG16_CONFIG"
+			scratch_build 16 || { status=1; continue; }
+			# shellcheck disable=SC2086
+			suite 16 $tap_16
+			;;
+		17)
+			if [ -n "$in_root" ]; then
+				use_pg_config "$PG17_CONFIG"
+				scratch_build 17 || { status=1; continue; }
+				# shellcheck disable=SC2086
+				suite 17 $tap_17
+				continue
+			fi
+			if [ ! -x "$PG17_ROOT$PG17_CONFIG" ]; then
+				echo "check.sh: PostgreSQL 17 is not installed in $PG17_ROOT (run test/deps.sh)"
+				status=1
+				continue
+			fi
+			# Debian 13's packages run on Debian 13's C library: this leg
+			# runs in the Debian 13 root, as check.sh again for 17 alone,
+			# reading the tree (mounted read-only at the same path) and
+			# working in a folder of the host's mounted at the same path
+			# (its folders are kept or removed like the others).  The
+			# OpenSearch node runs on the host's JDKs, mounted in at the
+			# same paths with the configuration Debian's keep in /etc
+			# (their conf files are links there), so that node.sh picks
+			# the same one as outside for the line FLUSSO_OPENSEARCH_LINE
+			# names: a Debian 13 JRE would add 200 MB to the root and
+			# start each node a second slower (no use of the node's CDS
+			# archive, which the host's JDK made).
+			echo "== PostgreSQL 17, in the Debian 13 root $PG17_ROOT"
+			leg=$(mktemp -d --tmpdir --suffix=.flusso-17)
+			work_dirs+=("$leg")
+			# (it is the leg's TMPDIR: the root's postgres account, which
+			# pg_regress and the TAP tests run as, makes its folders there)
+			chmod 1777 "$leg"
+			mounts=(--bind-ro "$FLUSSO_ROOT" --bind "$leg")
+			java_env=()
+			[ -d /usr/lib/jvm ] && mounts+=(--bind-ro /usr/lib/jvm)
+			for conf in /etc/java-*; do
+				[ -d "$conf" ] && mounts+=(--bind-ro "$conf")
+			done
+			if java=$(command -v java); then
+				java_home=$(dirname "$(dirname "$(readlink -f "$java")")")
+				[[ $java_home == /usr/lib/jvm/* ]] || mounts+=(--bind-ro "$java_home")
+				java_env+=(PATH="$java_home/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+			fi
+			if [ -n "${JAVA_HOME:-}" ]; then
+				[[ $(readlink -f "$JAVA_HOME") == /usr/lib/jvm/* ]] || mounts+=(--bind-ro "$JAVA_HOME")
+				java_env+=(JAVA_HOME="$JAVA_HOME")
+			fi
+			[ -n "${FLUSSO_OPENSEARCH_LINE:-}" ] && java_env+=(FLUSSO_OPENSEARCH_LINE="$FLUSSO_OPENSEARCH_LINE")
+			if ! $sudo bash "$FLUSSO_ROOT/test/in_root.sh" "$PG17_ROOT" "${mounts[@]}" \
+				env FLUSSO_CHECK_IN_ROOT=1 FLUSSO_PG_VERSIONS=17 FLUSSO_TAP_17="$tap_17" \
+				TMPDIR="$leg" PG_CONFIG="$PG17_CONFIG" "${java_env[@]}" \
+				bash "$FLUSSO_ROOT/test/check.sh" "${regress[@]}"; then
+				status=1
+				# what failed in there, for the summary below
+				if [ -s "$leg/failures" ]; then
+					mapfile -t -O ${#failures[@]} failures <"$leg/failures"
+				else
+					failures+=("PostgreSQL 17: check.sh failed in $PG17_ROOT (its output is above)")
+				fi
+			fi
+			;;
 		18)
 			if [ ! -x "$PG18_CONFIG" ]; then
 				echo "check.sh: PostgreSQL 18 is not installed in $PG18_ROOT (run test/deps.sh)"
@@ -144,23 +258,7 @@ for version in $versions; do
 				continue
 			fi
 			use_pg_config "$PG18_CONFIG"
-			# built from a scratch copy, so that the 15 build's objects stay
-			echo "== build and install (18)"
-			build=$(mktemp -d --tmpdir --suffix=.flusso-build-18)
-			work_dirs+=("$build")
-			cp -r --preserve=timestamps "$FLUSSO_ROOT/Makefile" "$FLUSSO_ROOT/flusso.control" \
-				"$FLUSSO_ROOT/flusso.map" "$FLUSSO_ROOT/src" "$FLUSSO_ROOT/sql" "$build/"
-			find "$build/src" -name '*.o' -o -name '*.bc' -o -name '*.d' | xargs -r rm -f
-			sudo=""
-			[ "$(id -u)" -ne 0 ] && sudo=sudo
-			if ! $sudo make -C "$build" --no-print-directory -s -j"$(nproc)" install \
-				PG_CONFIG="$PG_CONFIG" FLUSSO_TEST_HOOKS=1 >"$build/build.log" 2>&1 ||
-				grep -q 'warning:' "$build/build.log"; then
-				cat "$build/build.log"
-				echo "check.sh: the build against PostgreSQL 18 failed or warned"
-				status=1
-				continue
-			fi
+			scratch_build 18 || { status=1; continue; }
 			# shellcheck disable=SC2086
 			suite 18 $tap_18
 			;;
@@ -170,6 +268,13 @@ for version in $versions; do
 			;;
 	esac
 done
+
+# in the root, the check.sh outside reports, and keeps or removes the
+# folder TMPDIR names, where all of this leg's are
+if [ -n "$in_root" ]; then
+	[ ${#failures[@]} -gt 0 ] && printf '%s\n' "${failures[@]}" >"$TMPDIR/failures"
+	exit $status
+fi
 
 if [ $status -eq 0 ]; then
 	rm -rf "${work_dirs[@]}"

