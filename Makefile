@@ -34,10 +34,9 @@ PG_CFLAGS = -MMD -MP
 SHLIB_LINK = -lyaml -lcurl -Wl,--version-script=$(srcdir)/flusso.map
 EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 
-# pg_regress inputs (test/sql/<name>.sql, test/expected/<name>.out), apart
-# from the install scripts in sql/; run by test/check.sh, and by
-# installcheck with REGRESS_OPTS
-REGRESS_OPTS = --inputdir=test
+# pg_regress inputs where pg_regress looks by default: sql/<name>.sql
+# (beside the install scripts, flusso--*.sql) and expected/<name>.out; run
+# by test/check.sh, and by installcheck
 REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile statements
 # What packagers run (pg_buildext): `make installcheck` runs REGRESS against
 # the server PGHOST/PGPORT name, configured as test/flusso.conf says, then

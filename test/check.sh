@@ -23,6 +23,13 @@ tap_newer="003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opense
 tap_16=${FLUSSO_TAP_16:-$tap_newer}
 tap_17=${FLUSSO_TAP_17:-$tap_newer}
 tap_18=${FLUSSO_TAP_18:-$tap_newer}
+# OpenSearch lines: every TAP file ships to nodes of the default line (2:
+# 2.19); after the 15 leg, the files that create, seed, ship, swap, verify
+# and fail run again on 15 against nodes of line 3 (3.x, on Java 21 or
+# later: test/opensearch/node.sh); FLUSSO_OPENSEARCH_LINES="2" leaves that
+# out
+opensearch_lines=${FLUSSO_OPENSEARCH_LINES:-2 3}
+tap_opensearch3=${FLUSSO_TAP_OPENSEARCH3:-"011_opensearch 013_opensearch_faults 014_opensearch_tls 033_seed_ranges 035_copies 038_opensearch_cluster"}
 pg15_config=$PG_CONFIG
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo
@@ -35,12 +42,14 @@ in_root=${FLUSSO_CHECK_IN_ROOT:-}
 # the embedded OpenSearch node the TAP tests ship to (a no-op once built);
 # copied with its timestamps, so that the copy is seen as built too
 if [ -z "$in_root" ]; then
-	bash "$FLUSSO_ROOT/test/opensearch/node.sh" build || exit 1
+	for line in $opensearch_lines; do
+		FLUSSO_OPENSEARCH_LINE=$line bash "$FLUSSO_ROOT/test/opensearch/node.sh" build || exit 1
+	done
 fi
 
 # with no names given, every regression test that has an expected output
 if [ $# -eq 0 ]; then
-	for f in "$FLUSSO_ROOT"/test/expected/*.out; do
+	for f in "$FLUSSO_ROOT"/expected/*.out; do
 		# (name_1.out is another expected output of name)
 		[[ $f =~ _[0-9]\.out$ ]] && continue
 		set -- "$@" "$(basename "$f" .out)"
@@ -80,21 +89,22 @@ scratch_build() {
 }
 
 # suite MAJOR TAPFILES...: pg_regress and the TAP files named (all if none)
-# against the server use_pg_config chose
+# against the server use_pg_config chose; with tap_only set, the TAP files
+# alone, labelled so (an OpenSearch line)
 suite() {
 	local major=$1 work perl_lib
 	shift
 	work=$(mktemp -d --tmpdir --suffix=.flusso-test-$major)
 	work_dirs+=("$work")
-	cp -r --preserve=timestamps "$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/test" "$work/"
+	cp -r --preserve=timestamps "$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$work/"
 	bash "$FLUSSO_ROOT/test/cluster_conf.sh" "$PG_BINDIR" >"$work/test/cluster.conf"
 	[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$work"
 	echo "check.sh: PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2), working in $work"
 
-	echo "== pg_regress ($major)"
-	if ! as_cluster_user env PATH="$PG_BINDIR:$PATH" \
+	[ -z "${tap_only:-}" ] && echo "== pg_regress ($major)"
+	if [ -z "${tap_only:-}" ] && ! as_cluster_user env PATH="$PG_BINDIR:$PATH" \
 		"$PGXS_DIR/src/test/regress/pg_regress" \
-		--bindir="$PG_BINDIR" --inputdir="$work/test" --outputdir="$work" \
+		--bindir="$PG_BINDIR" --inputdir="$work" --outputdir="$work" \
 		--temp-instance="$work/tmp_regress" --temp-config="$work/test/cluster.conf" \
 		--dbname=contrib_regression "${regress[@]}"; then
 		[ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"
@@ -102,7 +112,7 @@ suite() {
 		status=1
 	fi
 
-	echo "== TAP ($major)"
+	echo "== TAP ($major${tap_only:+, $tap_only})"
 	# the TAP modules of the server's PGXS (Debian's 15 and 17 ship them);
 	# the wheels have none: 18's from its release's source, and 16 runs
 	# with those too, since upstream keeps each release's modules able to
@@ -141,7 +151,7 @@ report_tap_failures() {
 		for log in "$work"/tmp_check/log/*"$name"*; do
 			[ -f "$log" ] && { echo "--- $log (tail)"; tail -n 60 "$log"; }
 		done
-		failures+=("PostgreSQL $major, $name.pl:")
+		failures+=("PostgreSQL $major${tap_only:+ ($tap_only)}, $name.pl:")
 		while IFS= read -r line; do
 			failures+=("  $line")
 		done < <(sed 's/^\[[0-9:.]*\]([0-9.]*s) //' "$work/tmp_check/log/regress_log_$name" 2>/dev/null |
@@ -167,7 +177,7 @@ for version in $versions; do
 			work_dirs+=("$pkg")
 			mkdir -p "$pkg/tree"
 			cp -r --preserve=timestamps "$FLUSSO_ROOT/Makefile" "$FLUSSO_ROOT/flusso.control" \
-				"$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/test" "$pkg/tree/"
+				"$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$pkg/tree/"
 			rm -rf "$pkg/tree/test/opensearch/target"
 			[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$pkg"
 			start_cluster "$pkg" 5496
@@ -179,6 +189,15 @@ for version in $versions; do
 				status=1
 			fi
 			as_cluster_user "$PG_BINDIR/pg_ctl" -D "$pkg/data" -m fast -w stop >/dev/null
+
+			# OpenSearch 3.x (see opensearch_lines above)
+			if [[ " $opensearch_lines " == *" 3 "* ]]; then
+				export FLUSSO_OPENSEARCH_LINE=3
+				tap_only="OpenSearch 3.x"
+				# shellcheck disable=SC2086
+				suite 15 $tap_opensearch3
+				unset FLUSSO_OPENSEARCH_LINE tap_only
+			fi
 			;;
 		16)
 			if [ ! -x "$PG16_CONFIG" ]; then
