@@ -36,11 +36,12 @@ is($node->safe_psql('library', q{SELECT message FROM flusso_check()
 
 # A node killed while a workload writes.
 srand(1038);
-my ($workload, $err) = start_library_workload($node, 3000, 'cluster_workload');
+my ($workload, $err) = start_library_workload($node, 8000, 'cluster_workload');
 my $shipped = $node->safe_psql('library', q{SELECT shipped FROM flusso_status() WHERE index = 'books'});
 ok($node->poll_query_until('library', qq{SELECT shipped > $shipped FROM flusso_status() WHERE index = 'books'}),
 	'documents ship while the workload writes');
 my $killed = $nodes[1];
+ok($workload->pumpable, 'the workload still writes');
 $killed->kill9;
 my $at = time;
 $shipped = $node->safe_psql('library', q{SELECT shipped FROM flusso_status() WHERE index = 'books'});
