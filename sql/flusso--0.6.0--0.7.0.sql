@@ -61,3 +61,21 @@ GRANT EXECUTE ON FUNCTION flusso_adopt(text) TO flusso_admin;
 ALTER TABLE flusso.signal DROP CONSTRAINT signal_kind_check;
 ALTER TABLE flusso.signal ADD CONSTRAINT signal_kind_check
 	CHECK (kind IN ('low', 'high', 'resnapshot', 'retry', 'partitions', 'altered', 'replaced'));
+
+-- What each OpenSearch generation holds, as flusso last wrote it: the
+-- SHA-256 (first 16 bytes) of the source of the document it holds for id.
+-- A document rebuilt to the same digest is not sent again
+-- (src/shipper/ship_digest.c).  A row exists only while no write of that
+-- document is in flight or unaccounted for: the shipper deletes it before
+-- it sends the document, and writes it again once OpenSearch answered that
+-- it stored it.  Unlogged: a crash, a promoted standby or a restored backup
+-- starts with none, which only ships the next rebuilt documents again.
+-- Not dumped, for the same reason.
+CREATE UNLOGGED TABLE flusso.opensearch_digest (
+	generation	bigint NOT NULL,
+	id			text NOT NULL,
+	digest		bytea NOT NULL,
+	PRIMARY KEY (generation, id)
+);
+COMMENT ON TABLE flusso.opensearch_digest
+	IS 'flusso: a digest of each document an OpenSearch generation holds, as flusso wrote it';

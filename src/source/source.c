@@ -47,6 +47,7 @@
 #include "utils/timestamp.h"
 
 #include "source/source.h"
+#include "store/catalog_digest.h"
 #include "store/catalog_index.h"
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_outbox.h"
@@ -170,6 +171,9 @@ static void
 take_in_copy(const SourceRow *mine, const SourceRow *other, bool inherited)
 {
 	catalog_source_fold(mine->id, copied_from_json(other));
+	/* what the generations hold was written by the other database */
+	if (digest_in_catalog())
+		digest_forget_every();
 	if (inherited)
 	{
 		generation_forget_every();

@@ -32,6 +32,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 
+#include "store/catalog_digest.h"
 #include "store/catalog_opensearch_generation.h"
 #include "store/store_spi.h"
 #include "util/text_array.h"
@@ -196,13 +197,26 @@ generation_retire_all(const char *index)
 						 SPI_OK_UPDATE);
 }
 
-/* Forget the generations of index not retired, left in OpenSearch. */
+/*
+ * Forget the generations of index not retired, left in OpenSearch, and
+ * what they hold.
+ */
 void
 generation_forget_active(const char *index)
 {
-	(void) run_for_index(index, "DELETE FROM flusso.opensearch_generation "
+	if (!digest_in_catalog())
+	{
+		(void) run_for_index(index, "DELETE FROM flusso.opensearch_generation "
+							 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							 "AND state OPERATOR(pg_catalog.<>) 'retired'", SPI_OK_DELETE);
+		return;
+	}
+	(void) run_for_index(index, "WITH gone AS (DELETE FROM flusso.opensearch_generation "
 						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.<>) 'retired'", SPI_OK_DELETE);
+						 "AND state OPERATOR(pg_catalog.<>) 'retired' RETURNING generation) "
+						 "DELETE FROM flusso.opensearch_digest d USING gone "
+						 "WHERE d.generation OPERATOR(pg_catalog.=) gone.generation",
+						 SPI_OK_DELETE);
 }
 
 /*
@@ -456,12 +470,17 @@ generation_retire_served(int64 generation)
 	return retired;
 }
 
-/* Forget a retired generation, deleted from OpenSearch (or kept there). */
+/*
+ * Forget a retired generation, deleted from OpenSearch (or kept there),
+ * and what it holds.
+ */
 void
 generation_forget(int64 generation)
 {
 	record("DELETE FROM flusso.opensearch_generation WHERE generation OPERATOR(pg_catalog.=) $1",
 		   generation, 0, SPI_OK_DELETE);
+	if (digest_in_catalog())
+		digest_forget_generation(generation);
 }
 
 /*
@@ -472,6 +491,8 @@ void
 generation_forget_every(void)
 {
 	(void) store_run("DELETE FROM flusso.opensearch_generation", 0, NULL, NULL, SPI_OK_DELETE);
+	if (digest_in_catalog())
+		digest_forget_every();
 }
 
 /*

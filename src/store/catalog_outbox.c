@@ -7,7 +7,7 @@
  *
  * The worker queues (sink/opensearch_sink.c says what the rows mean); the
  * shipper takes the oldest and forgets what it shipped, both planned with
- * the outbox's indexes alone (index_paths_begin()).  Each verb runs in
+ * the outbox's indexes alone (store_index_paths_begin()).  Each verb runs in
  * the caller's role and transaction, in a SPI connection of its own;
  * what it returns is allocated in the caller's memory context.
  *
@@ -20,7 +20,6 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 
 #include "store/catalog_outbox.h"
 #include "store/store_spi.h"
@@ -82,37 +81,6 @@ outbox_forget_every(void)
 }
 
 /*
- * Plan the shipper's statements with the outbox's indexes alone, until
- * index_paths_end().  The outbox swings from empty to a seed's every
- * document and back faster than autovacuum's statistics follow it: left to
- * its estimates, the planner read the oldest 1,000 of 200,000 rows never
- * analyzed by sorting them all (56 ms a bulk), and deleted 1,000 shipped
- * rows by hashing the whole table, so each bulk cost more the more was
- * queued.  The settings are saved at a GUC nest level of their own, as
- * PostgreSQL's RI_Initial_Check sets work_mem for its one query.
- */
-static int
-index_paths_begin(void)
-{
-	static const char *const plan_types[] = {
-		"enable_seqscan", "enable_bitmapscan", "enable_sort",
-		"enable_hashjoin", "enable_mergejoin", "enable_material",
-	};
-	int			level = NewGUCNestLevel();
-
-	for (int i = 0; i < lengthof(plan_types); i++)
-		(void) set_config_option(plan_types[i], "off", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-	return level;
-}
-
-static void
-index_paths_end(int level)
-{
-	AtEOXact_GUC(true, level);
-}
-
-/*
  * The oldest rows queued for index in version order, at most limit, or
  * those after *after; into context.  The number of rows.
  */
@@ -130,7 +98,7 @@ outbox_take(const char *index, int limit, const OutboxRow *after,
 	values[1] = Int32GetDatum(limit);
 	values[2] = Int64GetDatum(after ? after->version : 0);
 	values[3] = Int64GetDatum(after ? after->seq : 0);
-	level = index_paths_begin();
+	level = store_index_paths_begin();
 	SPI_connect();
 	if (spi_execute_cached(after == NULL
 						   ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
@@ -158,7 +126,7 @@ outbox_take(const char *index, int limit, const OutboxRow *after,
 	}
 	MemoryContextSwitchTo(old);
 	SPI_finish();
-	index_paths_end(level);
+	store_index_paths_end(level);
 	return nrows;
 }
 
@@ -173,7 +141,7 @@ outbox_forget_shipped(const char *index, Datum ids, Datum seqs)
 	Oid			types[3] = {TEXTOID, TEXTARRAYOID, INT8ARRAYOID};
 	Datum		values[3] = {CStringGetTextDatum(index), ids, seqs};
 	uint64		forgotten;
-	int			level = index_paths_begin();
+	int			level = store_index_paths_begin();
 
 	SPI_connect();
 	/* the rows locked are deleted where they are, by their ctids */
@@ -187,7 +155,7 @@ outbox_forget_shipped(const char *index, Datum ids, Datum seqs)
 		elog(ERROR, "could not delete shipped rows from flusso.outbox");
 	forgotten = SPI_processed;
 	SPI_finish();
-	index_paths_end(level);
+	store_index_paths_end(level);
 	return forgotten;
 }
 

@@ -1,0 +1,120 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog_digest.c
+ *	  flusso.opensearch_digest, a digest of each document an OpenSearch
+ *	  generation holds as flusso wrote it: every statement over the table,
+ *	  each written once, as a verb.  What the rows mean, and when they are
+ *	  written, is shipper/ship_digest.c's.
+ *
+ * The shipper reads and writes the rows a bulk at a time, planned with the
+ * table's primary key alone (store_index_paths_begin()); the worker and
+ * the shipper forget a generation's rows with the generation.  Each verb
+ * runs in the caller's role and transaction.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/lsyscache.h"
+
+#include "store/catalog_digest.h"
+#include "store/store_spi.h"
+#include "util/spi_cache.h"
+
+/*
+ * Does the catalog have flusso.opensearch_digest (0.7.0 on)?  Until
+ * ALTER EXTENSION flusso UPDATE made it, every document is sent.
+ */
+bool
+digest_in_catalog(void)
+{
+	Oid			schema = get_namespace_oid("flusso", true);
+
+	return OidIsValid(schema) && OidIsValid(get_relname_relid("opensearch_digest", schema));
+}
+
+/*
+ * Of the documents given by generations (int8[]), ids (text[]) and
+ * digests (bytea[], a NULL element: a delete), those the generation holds
+ * with that digest: their ordinals (from 1), in *held (the caller's
+ * memory); the others' rows are deleted, as a write of them is about to
+ * be sent.  The number held.
+ */
+int
+digest_keep_held(Datum generations, Datum ids, Datum digests, int **held)
+{
+	Oid			types[3] = {INT8ARRAYOID, TEXTARRAYOID, BYTEAARRAYOID};
+	Datum		values[3] = {generations, ids, digests};
+	MemoryContext caller = CurrentMemoryContext;
+	int			level = store_index_paths_begin();
+	int			n;
+
+	SPI_connect();
+	if (spi_execute_cached("WITH sent AS ("
+						   "SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
+						   "pg_catalog.unnest($3)) WITH ORDINALITY AS s(generation, id, digest, ord)), "
+						   "gone AS (DELETE FROM flusso.opensearch_digest d USING sent s "
+						   "WHERE d.generation OPERATOR(pg_catalog.=) s.generation "
+						   "AND d.id OPERATOR(pg_catalog.=) s.id "
+						   "AND d.digest IS DISTINCT FROM s.digest) "
+						   "SELECT s.ord FROM sent s, flusso.opensearch_digest d "
+						   "WHERE d.generation OPERATOR(pg_catalog.=) s.generation "
+						   "AND d.id OPERATOR(pg_catalog.=) s.id "
+						   "AND d.digest OPERATOR(pg_catalog.=) s.digest",
+						   3, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read flusso.opensearch_digest");
+	n = (int) SPI_processed;
+	*held = MemoryContextAlloc(caller, sizeof(int) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		(*held)[i] = (int) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													   SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	store_index_paths_end(level);
+	return n;
+}
+
+/*
+ * The generations (int8[]) now hold the documents ids (text[]) with the
+ * digests (bytea[]), as OpenSearch answered.
+ */
+void
+digest_record(Datum generations, Datum ids, Datum digests)
+{
+	Oid			types[3] = {INT8ARRAYOID, TEXTARRAYOID, BYTEAARRAYOID};
+	Datum		values[3] = {generations, ids, digests};
+	int			level = store_index_paths_begin();
+
+	(void) store_run("INSERT INTO flusso.opensearch_digest AS d (generation, id, digest) "
+					 "SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
+					 "pg_catalog.unnest($3)) "
+					 "ON CONFLICT (generation, id) DO UPDATE SET digest = EXCLUDED.digest",
+					 3, types, values, SPI_OK_INSERT);
+	store_index_paths_end(level);
+}
+
+/* Forget what generation holds: it is about to be emptied. */
+void
+digest_forget_generation(int64 generation)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(generation)};
+
+	(void) store_run("DELETE FROM flusso.opensearch_digest WHERE generation OPERATOR(pg_catalog.=) $1",
+					 1, types, values, SPI_OK_DELETE);
+}
+
+/* Forget what every generation holds (a copy starts over). */
+void
+digest_forget_every(void)
+{
+	(void) store_run("DELETE FROM flusso.opensearch_digest", 0, NULL, NULL, SPI_OK_DELETE);
+}
