@@ -40,6 +40,7 @@
 #include "opensearch/json.h"
 #include "shipper/shipper.h"
 #include "signal/signal.h"
+#include "store/catalog_digest.h"
 #include "store/catalog_opensearch_generation.h"
 
 /* documents read and deleted at a time when a generation is emptied */
@@ -243,6 +244,21 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
 }
 
 /*
+ * Forget what g holds (ship_digest.c), before its documents are deleted;
+ * false when the catalog cannot be read now (the next pass tries again).
+ */
+static bool
+forget_held(const ShipGeneration *g)
+{
+	if (!xact_begin(true, NULL, 0))
+		return false;
+	if (digest_in_catalog())
+		digest_forget_generation(g->generation);
+	xact_commit();
+	return true;
+}
+
+/*
  * The root table was truncated: delete every document of g, each at the
  * truncate's version, a page at a time, before anything queued since is
  * shipped (which carries that version or a later one, so what was
@@ -264,6 +280,9 @@ empty(ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 
 	if (g->server == NULL)
 		return no_server(status, g);
+	/* no digest may say that g holds what is about to be deleted */
+	if (rt->emptying != g->generation && !forget_held(g))
+		return true;
 	if (rt->emptying == g->generation && rt->emptied_to)
 		after = pstrdup(rt->emptied_to);
 	if (!os_succeeded(req = os_refresh(g->server, g->concrete), 0))

@@ -123,18 +123,22 @@ build_rows(void *arg)
 }
 
 /* Does generation g take row r?  A seed's rows go to unserved ones only. */
-static bool
-takes(const ShipGeneration *g, const QueuedRow *r)
+bool
+ship_generation_takes(const ShipGeneration *g, const QueuedRow *r)
 {
 	return !(r->seed_only && strcmp(g->state, "served") == 0);
 }
 
-/* The NDJSON of as many rows as fit; a row too large goes alone. */
+/*
+ * The NDJSON of as many rows as fit; a row too large goes alone.  A row
+ * whose document every generation that takes it holds already
+ * (ship_digest.c), or that none takes, sends nothing: it is done with
+ * the bulk.
+ */
 static void
 compose(BulkBatch *b, int max_bytes)
 {
 	StringInfo	body = &b->body;
-	bool	   *deletes = b->deletes;
 	int			nitems = 0;
 	StringInfoData row;
 
@@ -156,16 +160,24 @@ compose(BulkBatch *b, int max_bytes)
 		foreach(lc, b->targets)
 		{
 			ShipGeneration *g = lfirst(lc);
+			int			t = foreach_current_index(lc);
 			int			before = row.len;
 
-			if (!takes(g, r))
+			if (!ship_generation_takes(g, r) || ship_digest_held(r, t))
 				continue;
 			if (r->doc)
 				bulk_add_index(&row, g->concrete, r->id, r->version, r->doc);
 			else
 				bulk_add_delete(&row, g->concrete, r->id, r->version);
-			deletes[nitems++] = r->doc == NULL;
+			b->deletes[nitems] = r->doc == NULL;
+			b->item_targets[nitems++] = t;
 			r->largest_item = Max(r->largest_item, row.len - before);
+		}
+		if (nitems == first)
+		{
+			r->unchanged = true;
+			b->consumed = i + 1;
+			continue;
 		}
 		if (body->len > 0 && body->len + row.len > max_bytes)
 			break;
@@ -187,8 +199,14 @@ judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
 		QueuedRow  *r = &b->rows[i];
 		BulkItemResult *worst = NULL;
 
+		if (r->unchanged)
+		{
+			out->done = lappend(out->done, r);
+			continue;
+		}
 		if (r->first_item < 0)
 			continue;
+		ship_digest_note_results(b, r, results);
 		/* BULK_DONE < BULK_RETRY < BULK_REJECTED: the row fares as its worst item */
 		for (int k = r->first_item; k < r->first_item + r->nitems; k++)
 		{
@@ -288,6 +306,9 @@ prepare(BulkBatch *b, char **failure)
 	SPI_finish();
 	built = b->nrows == 0 ||
 		attempt_error_within(build_rows, b, flusso_build_timeout, &error, &b->timed_out);
+	/* what the generations hold already is not sent again */
+	if (built)
+		ship_digest_compare(b);
 	/* the error is in the transaction's memory: read it before the commit */
 	if (!built)
 	{
@@ -312,14 +333,17 @@ prepare(BulkBatch *b, char **failure)
  * *cursor, which is moved past the last row the bulk sends, or with range
  * the next keys of the range; none of them in busy.  NULL when there is
  * nothing to send: *blocked is set when the next row is in flight,
- * *worked when rows were read (rows that no generation takes any more are
- * forgotten here), *failure when the documents could not be built.  A
- * range's bulk whose keys all build nothing has no request: it only moves
- * the range's cursor, in turn.
+ * *worked when rows were read, *settled when they were all done with
+ * without a request (no generation takes them any more, or every one
+ * holds their documents: they are forgotten here, and more may follow),
+ * *failure when the documents could not be built.  A range's bulk whose
+ * keys all build nothing, or are held, has no request: it only moves the
+ * range's cursor, in turn.
  */
 static BulkBatch *
 prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
-			  RangeCursor *range, HTAB *busy, bool *worked, bool *blocked, char **failure)
+			  RangeCursor *range, HTAB *busy, bool *worked, bool *blocked, bool *settled,
+			  char **failure)
 {
 	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso bulk",
 												  ALLOCSET_DEFAULT_SIZES);
@@ -351,6 +375,7 @@ prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor
 	old = MemoryContextSwitchTo(context);
 	initStringInfo(&b->body);
 	b->deletes = palloc(sizeof(bool) * b->nrows * list_length(b->targets));
+	b->item_targets = palloc(sizeof(int) * b->nrows * list_length(b->targets));
 	compose(b, x->server->bulk_max_bytes);
 	if (b->nitems > 0)
 		b->req = http_bulk_request(x->server, b->body.data, b->body.len);
@@ -360,24 +385,24 @@ prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor
 		range_consumed(b);
 		return b;
 	}
+	/* the rows sent, or done without: not read again in this turn */
+	for (int i = 0; i < b->consumed; i++)
+	{
+		cursor->set = true;
+		cursor->version = b->rows[i].version;
+		cursor->seq = b->rows[i].seq;
+	}
 	if (b->nitems == 0)
 	{
-		/* rows of a seed no generation takes any more: nothing to send */
+		/* nothing to send: the rows are done with */
 		Outcome		out = {NIL, NIL, NIL, 0, NULL, false};
 
 		for (int i = 0; i < b->nrows; i++)
 			out.done = lappend(out.done, &b->rows[i]);
 		ship_record_batch(b, &out);
 		MemoryContextDelete(context);
+		*settled = true;
 		return NULL;
-	}
-	for (int i = 0; i < b->nrows; i++)
-	{
-		if (b->rows[i].first_item < 0)
-			break;
-		cursor->set = true;
-		cursor->version = b->rows[i].version;
-		cursor->seq = b->rows[i].seq;
 	}
 	return b;
 }
@@ -389,7 +414,8 @@ prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor
  */
 BulkBatch *
 bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
-			 RangeCursor *range, HTAB *busy, bool *worked, bool *blocked, char **failure)
+			 RangeCursor *range, HTAB *busy, bool *worked, bool *blocked, bool *settled,
+			 char **failure)
 {
 	bool		range_first = range_wanted(range) && range->next;
 	BulkBatch  *b = NULL;
@@ -402,7 +428,8 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
 		if (from_range && !range_wanted(range))
 			continue;
 		b = prepare_batch(x, rt, from_range ? 1 : generations, cursor,
-						  from_range ? range : NULL, busy, worked, &busy_first, failure);
+						  from_range ? range : NULL, busy, worked, &busy_first, settled,
+						  failure);
 		*blocked |= busy_first;
 		if (b != NULL)
 			range->next = !from_range;
@@ -508,6 +535,23 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 	return out->retry == 0 && !(out->rejected != NIL && strcmp(x->on_error, "stop") == 0);
 }
 
+/* How many of rows (QueuedRow) were sent: those unchanged were not. */
+static int
+count_sent(List *rows)
+{
+	int			sent = 0;
+	ListCell   *lc;
+
+	foreach(lc, rows)
+	{
+		QueuedRow  *r = lfirst(lc);
+
+		if (!r->unchanged)
+			sent++;
+	}
+	return sent;
+}
+
 /*
  * Record what bulk_judge() found, say it in the index's status, and
  * whether the bulk went through or failed in *status.
@@ -521,7 +565,7 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 		ship_record_batch(b, out);
 	if (!out->answered)
 		return;
-	ship_record_shipped(x->name, list_length(out->done));
+	ship_record_shipped(x->name, count_sent(out->done));
 	if (out->rejected != NIL)
 	{
 		BulkItemResult *first = linitial(out->rejections);

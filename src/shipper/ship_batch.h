@@ -19,6 +19,13 @@
 #include "opensearch/http.h"
 #include "shipper/shipper.h"
 
+/*
+ * A document's digest: the first bytes of the SHA-256 of its source
+ * (ship_digest.c), kept for the first generations a bulk targets.
+ */
+#define SHIP_DIGEST_LEN 16
+#define SHIP_MAX_DIGEST_TARGETS 32
+
 /* A queued row, and what it is sent as. */
 typedef struct QueuedRow
 {
@@ -31,6 +38,10 @@ typedef struct QueuedRow
 	int			first_item;		/* its items in the bulk, -1: not sent */
 	int			nitems;
 	int			largest_item;	/* bytes of its largest item */
+	uint8		digest[SHIP_DIGEST_LEN];	/* of doc */
+	uint32		held;			/* targets that hold doc: not sent to */
+	uint32		written;		/* targets that stored doc, as answered */
+	bool		unchanged;		/* every target holds doc: nothing sent */
 } QueuedRow;
 
 /* Where the next bulk of a turn reads from: after the last row sent. */
@@ -69,6 +80,7 @@ typedef struct BulkBatch
 	int			nrows;
 	StringInfoData body;		/* the NDJSON of the rows sent */
 	bool	   *deletes;		/* which of its items are deletes */
+	int		   *item_targets;	/* the position in targets of each item */
 	int			nitems;
 	HttpRequest *req;
 	bool		stale;			/* not read: the catalog changed since the pass */
@@ -91,11 +103,19 @@ typedef struct Outcome
 } Outcome;
 
 /* ship.c */
+extern bool ship_generation_takes(const ShipGeneration *g, const QueuedRow *r);
 extern BulkBatch *bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations,
 							   ShipCursor *cursor, RangeCursor *range, HTAB *busy,
-							   bool *worked, bool *blocked, char **failure);
+							   bool *worked, bool *blocked, bool *settled, char **failure);
 extern bool bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
 extern void bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
+
+/* ship_digest.c */
+extern void ship_digest_compare(BulkBatch *b);
+extern bool ship_digest_held(const QueuedRow *r, int t);
+extern void ship_digest_note_results(const BulkBatch *b, QueuedRow *r,
+									 const BulkItemResult *results);
+extern void ship_digest_record(BulkBatch *b);
 
 /* ship_flight.c */
 extern bool ship_id_busy(HTAB *busy, uint32 id_hash);

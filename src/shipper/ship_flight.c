@@ -104,22 +104,28 @@ release(Flight *f, BulkBatch *b)
 }
 
 /*
- * Build the next bulk into f->ready, unless the turn is over.  When there
- * is nothing to send, the queue is read again once the latch was set or a
- * bulk landed, and when the next row waits for a bulk in flight, once a
- * bulk landed: rows queued meanwhile go while the others are in flight,
- * and the turn ends when none is.
+ * Build the next bulk into f->ready, unless the turn is over.  Rows done
+ * with unsent (ship_digest.c) are followed by the next ones at once.
+ * When there is nothing to send, the queue is read again once the latch
+ * was set or a bulk landed, and when the next row waits for a bulk in
+ * flight, once a bulk landed: rows queued meanwhile go while the others
+ * are in flight, and the turn ends when none is.
  */
 static void
 prepare_next(Flight *f, ShipStatus *status)
 {
 	bool		blocked = false;
+	bool		settled;
 	char	   *failure = NULL;
 
-	if (f->ready != NULL || f->drained || f->stopping || GetCurrentTimestamp() >= f->end)
-		return;
-	f->ready = bulk_prepare(f->x, f->rt, f->generations, &f->cursor, &f->range, f->busy,
-							&f->worked, &blocked, &failure);
+	do
+	{
+		if (f->ready != NULL || f->drained || f->stopping || GetCurrentTimestamp() >= f->end)
+			return;
+		settled = false;
+		f->ready = bulk_prepare(f->x, f->rt, f->generations, &f->cursor, &f->range, f->busy,
+								&f->worked, &blocked, &settled, &failure);
+	} while (settled && f->ready == NULL && failure == NULL && !blocked);
 	if (f->ready != NULL)
 		mark_busy(f, f->ready, true);
 	else if (failure != NULL)

@@ -113,6 +113,8 @@ ship_record_batch(BulkBatch *b, Outcome *out)
 		stop_index(index, list_length(out->rejected),
 				   first->error_type ? first->error_type : "unknown");
 	}
+	/* what OpenSearch stored, before the rows leave the outbox */
+	ship_digest_record(b);
 	if (b->range != NULL)
 		range_record(b, out);
 	else
