@@ -20,7 +20,8 @@ BEGIN { $ENV{FLUSSO_TEST_DIR} //= dirname(abs_path(__FILE__)); }
 
 our @EXPORT = qw(flusso_node flusso_settings server_has_setting fixture_path
   load_library streaming_library library_workload start_library_workload
-  database_caught_up library_caught_up things_database has_test_hook arm_crash_file);
+  database_caught_up library_caught_up things_database has_test_hook arm_crash_file
+  poll_until);
 
 sub fixture_path
 {
@@ -254,6 +255,20 @@ fields:
 $$);
 SELECT count(*) FROM flusso_provision();
 });
+}
+
+# Poll $check (a sub) every 100 ms until it returns true, for at most
+# $PostgreSQL::Test::Utils::timeout_default seconds; whether it did.
+sub poll_until
+{
+	my ($check) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (time() < $deadline)
+	{
+		return 1 if $check->();
+		select(undef, undef, undef, 0.1);
+	}
+	return 0;
 }
 
 # Has this build the test-only setting $setting (FLUSSO_TEST_HOOKS)?

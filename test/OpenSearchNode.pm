@@ -189,8 +189,9 @@ sub indexes_like
 }
 
 # Poll until the OpenSearch sink of $index in database $db has nothing
-# pending, a generation served and no generation being seeded, and the
-# worker has confirmed the current WAL position.
+# pending, a generation served and no generation being seeded or emptied
+# (after a TRUNCATE of its root table), and the worker has confirmed the
+# current WAL position.
 sub caught_up
 {
 	my ($node, $db, $index) = @_;
@@ -202,7 +203,7 @@ sub caught_up
 		  AND (SELECT bool_and(state = 'served') FROM flusso.opensearch_generation
 		       WHERE index_name = '$index' AND state <> 'retired')
 		  AND NOT EXISTS (SELECT FROM flusso.opensearch_generation WHERE index_name = '$index'
-		       AND state = 'retired')});
+		       AND (state = 'retired' OR truncate_version IS NOT NULL))});
 }
 
 # What flusso queued for OpenSearch so far (the outbox's sequence: 0
