@@ -124,6 +124,22 @@ END
 	$_->stop for @started;
 }
 
+# What the node says of its cluster, as text for a failing test's diag: its
+# nodes, the cluster manager's pending tasks, the health and the busiest
+# threads (each request given 10 s).
+sub describe
+{
+	my ($self) = @_;
+	my $text = '';
+	for my $path ('_cat/nodes?v', '_cat/pending_tasks?v', '_cluster/health?pretty',
+		'_nodes/hot_threads?threads=3')
+	{
+		my $out = `curl -s -m 10 '${\ $self->url}/$path'`;
+		$text .= "GET /$path on node $self->{name}:\n" . ($out // '') . "\n";
+	}
+	return $text;
+}
+
 # A request; returns (HTTP status, decoded JSON body or undef).
 sub request
 {

@@ -120,7 +120,9 @@ build() {
 		exit 1
 	}
 	echo "node.sh: building the OpenSearch $line.x node on Java $jdk_version (mvn package, then one start for the CDS archive)"
-	rm -rf "$stamp" "$target/lib"
+	# Maven's own checks go by timestamps, which a copy of test/ (cp -r) resets:
+	# what it built before goes, so that it builds from these sources.
+	rm -rf "$stamp" "$target/lib" "$target/classes" "$target/flusso-opensearch-node-1.jar"
 	# what an older node.sh built straight into target/
 	find "$here/target" -mindepth 1 -maxdepth 1 ! -name 'line[0-9]' -exec rm -rf {} + 2>/dev/null || true
 	# Debian's Maven 3.8.7 prints stray colour resets even with -q -B: strip them;

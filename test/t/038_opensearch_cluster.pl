@@ -46,7 +46,8 @@ $killed->kill9;
 my $at = time;
 $shipped = $node->safe_psql('library', q{SELECT shipped FROM flusso_status() WHERE index = 'books'});
 ok($node->poll_query_until('library', qq{SELECT shipped > $shipped + 50 FROM flusso_status() WHERE index = 'books'}),
-	'shipping goes on through the other nodes');
+	'shipping goes on through the other nodes')
+  or diag($nodes[0]->describe, $nodes[2]->describe);
 my $took = time - $at;
 cmp_ok($took, '<', 15, sprintf('within seconds of the kill (%.1f s)', $took));
 $workload->finish;
