@@ -20,9 +20,11 @@
 #  2. bulk: the system running on empty tables (but for user 0); 200k users
 #     and 1M orders inserted in two transactions; the time from the load's
 #     end until a marker committed after it (a new name for user 0) is
-#     visible by realtime GET, and the CPU time from the load's start.
+#     visible by realtime GET, and, for flusso, nothing is left to ship
+#     (caught_up, systems.sh: a marker of flusso's may overtake a bulk's
+#     documents), and the CPU time from the load's start.
 #  3. updates: 100k single-row UPDATE transactions (pgbench, 4 clients, as
-#     fast as they go); the time from their end until a marker is visible.
+#     fast as they go); the time from their end until caught up.
 #  4. latency: pgbench runs users.sh's update mix at BENCH_RATE (default
 #     200) tx/s for BENCH_SECONDS (default 35) while latency_probe.py commits
 #     a user's new name about ten times a second and polls by realtime _mget
@@ -185,7 +187,7 @@ for system in $systems; do
 	t0=$(clock)
 	load2 "$users" "$orders" >/dev/null
 	t1=$(clock)
-	if marker "$alias"; then
+	if caught_up "$alias"; then
 		t2=$(clock)
 		c1=$(cluster_ticks)
 		e1=$("${system}_cpu")
@@ -201,7 +203,7 @@ for system in $systems; do
 	t0=$(clock)
 	pgbench_updates
 	t1=$(clock)
-	if marker "$alias"; then
+	if caught_up "$alias"; then
 		t2=$(clock)
 		r[$system.updates]=$(elapsed "$t1" "$t2")
 		echo "  updates: $updates in $(elapsed "$t0" "$t1") s, caught up ${r[$system.updates]} s after them"
@@ -236,7 +238,7 @@ for system in $systems; do
 		"${own:+worker and shipper $(awk -v t="$own" -v hz="$hz" -v s="$seconds" 'BEGIN { printf "%.0f", 100 * t / hz / s }') %;}" \
 		"pgbench $tps tps, latency $lat ms (alone: ${alone_lat:-?} ms)"
 	t0=$(clock)
-	marker "$alias" && echo "  caught up $(elapsed "$t0" "$(clock)") s after the run"
+	caught_up "$alias" && echo "  caught up $(elapsed "$t0" "$(clock)") s after the run"
 	r[$system.live_differ]=$(differ "$alias")
 	echo "  afterwards: ${r[$system.live_differ]} documents differ from a fresh build"
 	[ -n "${BENCH_KEEP:-}" ] || "${system}_stop" "$alias"

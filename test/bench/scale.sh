@@ -2,7 +2,7 @@
 #
 # scale.sh: the users index at 1x and 10x the bench data set in one run
 # (200k users and 1M orders, then 2M users and 10M orders; BENCH_SIZES,
-# default "1 10", gives the multiples), flusso and the Rust flusso on one
+# default "1 10", gives the multiples; 0.01 is a quick try), flusso and the Rust flusso on one
 # cluster and one OpenSearch node (systems.sh).  At each size, each in a
 # database of its own, dropped after it:
 #   1. seed: the rows loaded, then the system started (flusso: the index
@@ -11,7 +11,7 @@
 #   2. bulk: the system running on empty tables (but for user 0); the rows
 #      loaded in two transactions (users, then orders); the time from the
 #      load's end until a marker committed after it is visible by realtime
-#      GET;
+#      GET and (flusso) nothing is left to ship (caught_up, systems.sh);
 #   3. table: flusso alone, its table sink seeded (the index created with
 #      the table sink only) beside the reference measured in the same
 #      database: one CREATE TABLE AS SELECT building the same documents
@@ -127,16 +127,17 @@ drop_db() {
 
 declare -A gave_up
 for size in $sizes; do
-	users=$((200000 * size))
-	orders=$((1000000 * size))
+	users=$(awk -v m="$size" 'BEGIN { print int(200000 * m) }')
+	orders=$(awk -v m="$size" 'BEGIN { print int(1000000 * m) }')
+	tag=${size//./_}
 	echo "== ${size}x: $users users, $orders orders"
 	for system in $systems; do
 		[ -z "${gave_up[$system]:-}" ] || { echo "-- $system: skipped (${gave_up[$system]})"; continue; }
 		echo "-- $system"
 
 		# 1. seed
-		fresh_db "${system}_seed_$size" "$system"
-		alias=${system}-s$size-users
+		fresh_db "${system}_seed_$tag" "$system"
+		alias=${system}-s$tag-users
 		t0=$(clock)
 		users_load "$users" "$orders" >/dev/null
 		bench_psql -c "VACUUM ANALYZE users, orders" >/dev/null
@@ -155,8 +156,8 @@ for size in $sizes; do
 		[ -z "${gave_up[$system]:-}" ] || continue
 
 		# 2. bulk
-		fresh_db "${system}_bulk_$size" "$system"
-		alias=${system}-b$size-users
+		fresh_db "${system}_bulk_$tag" "$system"
+		alias=${system}-b$tag-users
 		bench_psql -c "INSERT INTO users VALUES (0, 'marker@example.com', 'marker 0')" >/dev/null
 		"${system}_start" "$BENCH_DB" "$alias"
 		wait_for "$system start" "${system}_seeded" || true
@@ -166,7 +167,7 @@ for size in $sizes; do
 		load2 "$users" "$orders" >/dev/null
 		t1=$(clock)
 		echo "  (loaded in $(elapsed "$t0" "$t1") s)"
-		if marker "$alias"; then
+		if caught_up "$alias"; then
 			report "$system" bulk "$size" "$(elapsed "$t1" "$(clock)")" "$users" "$(sample_stop)"
 		else
 			sample_stop >/dev/null
@@ -179,7 +180,7 @@ for size in $sizes; do
 
 		# 3. the table sink
 		[ "$system" = flusso ] || continue
-		fresh_db "flusso_table_$size" flusso
+		fresh_db "flusso_table_$tag" flusso
 		users_load "$users" "$orders" >/dev/null
 		bench_psql -c "VACUUM ANALYZE users, orders" >/dev/null
 		sample_start flusso

@@ -130,6 +130,20 @@ marker() {
 	wait_for "marker $marker_seq in $1" visible "$1" 0 "marker $marker_seq"
 }
 
+# caught_up ALIAS: a marker visible, and then (flusso) nothing queued or
+# unresolved: flusso orders each document's versions, not one document's
+# against another's, so a marker may be visible while a bulk's documents
+# are still being shipped (polled every 100 ms: a psql each time)
+caught_up() {
+	marker "$1" || return 1
+	[ "$system" = flusso ] || return 0
+	wait_for "$1 drained" flusso_drained
+}
+flusso_drained() {
+	[ "$(bench_psql -At -c "SELECT bool_and(ship_pending = 0 AND coalesce(lag_seconds, 0) = 0)
+		FROM flusso_status()")" = t ] || { sleep 0.08; return 1; }
+}
+
 # differ ALIAS: how many documents in OpenSearch differ from a fresh build
 # from the tables (missing, extra or different: ids, email, name, the
 # orders' total and status in order, orderCount; totals compared as numbers)

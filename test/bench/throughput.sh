@@ -13,8 +13,10 @@
 # name about ten times a second and polls by realtime _mget until it is
 # visible.  The system follows the rate when pgbench kept it (at least 90 %
 # of the rate done) and every probe's change was visible within
-# BENCH_MAX_LAG_MS (default 1000) ms: its lag stayed under a second for the
-# whole window.  Rates double from BENCH_RATE_START (default 250) tx/s
+# BENCH_MAX_LAG_MS (default 1000) ms, and once pgbench stopped it had
+# caught up (systems.sh's caught_up: a marker visible, and for flusso
+# nothing left to ship) within that time too: its lag stayed under a
+# second for the whole window.  Rates double from BENCH_RATE_START (default 250) tx/s
 # until one is not followed, then the interval between the last followed
 # and the first not is halved BENCH_BISECT (default 3) times.  Between two
 # rates the system catches up (a marker visible) and the machine rests
@@ -47,7 +49,7 @@ echo "throughput.sh: $users users, $orders orders; windows of $window s, lag und
 # follows ALIAS RATE: the mix at RATE tx/s for the window beside the probe;
 # prints what happened, and is true when the rate was followed
 follows() {
-	local alias=$1 rate=$2 out="$BENCH_DIR/pgbench_throughput.out" probe_out pgbench tps max lost
+	local alias=$1 rate=$2 out="$BENCH_DIR/pgbench_throughput.out" probe_out pgbench tps max lost t0 behind
 	local connection=(-h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -d "$BENCH_DB")
 	as_cluster_user "$PG_BINDIR/pgbench" -n -c 8 -j 2 -R "$rate" -T "$window" -f "$mix" \
 		-D orders="$orders" -D users="$users" "${connection[@]}" >"$out" 2>&1 &
@@ -55,18 +57,21 @@ follows() {
 	probe_out=$(as_cluster_user python3 "$probe" --seconds "$window" --no-table \
 		--opensearch "127.0.0.1:$os_port" --alias "$alias" -- "$PG_BINDIR/psql" "${connection[@]}")
 	wait "$pgbench" || true
+	t0=$(clock)
+	caught_up "$alias" || return 1
+	behind=$(awk -v s="$(elapsed "$t0" "$(clock)")" 'BEGIN { printf "%d", s * 1000 }')
 	tps=$(awk '/^tps = / { print $3 }' "$out")
 	max=$(sed -n 's/^OpenSearch.* max \([0-9]*\) ms.*/\1/p' <<<"$probe_out")
 	lost=$(sed -n 's/.*, \([0-9]*\) not visible within 30 s/\1/p' <<<"$probe_out")
-	printf '  %6d tx/s: pgbench %s tps; commit -> visible %s\n' "$rate" "${tps:-?}" \
-		"$(grep '^OpenSearch' <<<"$probe_out" | sed 's/^OpenSearch (realtime _mget): *//')"
+	printf '  %6d tx/s: pgbench %s tps; commit -> visible %s; caught up %d ms after\n' "$rate" "${tps:-?}" \
+		"$(grep '^OpenSearch' <<<"$probe_out" | sed 's/^OpenSearch (realtime _mget): *//')" "$behind"
 	awk -v tps="${tps:-0}" -v rate="$rate" -v max="${max:-999999}" -v limit="$max_lag" -v lost="${lost:-1}" \
-		'BEGIN { exit !(tps >= 0.9 * rate && max < limit && lost == 0) }'
+		-v behind="$behind" 'BEGIN { exit !(tps >= 0.9 * rate && max < limit && lost == 0 && behind < limit) }'
 }
 
-# rest ALIAS: caught up (a marker visible), then 5 s of quiet
+# rest ALIAS: caught up (systems.sh), then 5 s of quiet
 rest() {
-	marker "$1" || return 1
+	caught_up "$1" || return 1
 	sleep 5
 }
 
