@@ -62,9 +62,11 @@ failures=()
 
 if [ -z "$in_root" ]; then
 	echo "== layout"
-	bash "$FLUSSO_ROOT/test/layout.sh" "$FLUSSO_ROOT/src" || status=1
+	bash "$FLUSSO_ROOT/test/layout.sh" "$FLUSSO_ROOT/src" ||
+		{ status=1; failures+=("layout: see its output above"); }
 	echo "== packaging"
-	bash "$FLUSSO_ROOT/test/packaging.sh" || status=1
+	bash "$FLUSSO_ROOT/test/packaging.sh" ||
+		{ status=1; failures+=("packaging: see its output above"); }
 fi
 
 # scratch_build MAJOR: build and install flusso for the server

@@ -40,7 +40,7 @@
 #include "opensearch/json.h"
 #include "shipper/shipper.h"
 #include "signal/signal.h"
-#include "store/catalog_digest.h"
+#include "store/catalog_opensearch_digest.h"
 #include "store/catalog_opensearch_generation.h"
 
 /* documents read and deleted at a time when a generation is emptied */

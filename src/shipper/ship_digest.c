@@ -48,7 +48,7 @@
 #include "utils/builtins.h"
 
 #include "shipper/ship_batch.h"
-#include "store/catalog_digest.h"
+#include "store/catalog_opensearch_digest.h"
 
 /* The documents of a bulk, one element per row and generation, as arrays. */
 typedef struct DigestArrays

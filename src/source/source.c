@@ -47,7 +47,7 @@
 #include "utils/timestamp.h"
 
 #include "source/source.h"
-#include "store/catalog_digest.h"
+#include "store/catalog_opensearch_digest.h"
 #include "store/catalog_index.h"
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_outbox.h"

@@ -32,7 +32,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 
-#include "store/catalog_digest.h"
+#include "store/catalog_opensearch_digest.h"
 #include "store/catalog_opensearch_generation.h"
 #include "store/store_spi.h"
 #include "util/text_array.h"

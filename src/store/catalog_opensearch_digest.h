@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * catalog_digest.h
+ * catalog_opensearch_digest.h
  *	  flusso.opensearch_digest, what each OpenSearch generation holds as
  *	  flusso wrote it: every statement over it, as a verb.
  *
@@ -8,8 +8,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_STORE_CATALOG_DIGEST_H
-#define FLUSSO_STORE_CATALOG_DIGEST_H
+#ifndef FLUSSO_STORE_CATALOG_OPENSEARCH_DIGEST_H
+#define FLUSSO_STORE_CATALOG_OPENSEARCH_DIGEST_H
 
 extern bool digest_in_catalog(void);
 extern int	digest_keep_held(Datum generations, Datum ids, Datum digests, int **held);
@@ -17,4 +17,4 @@ extern void digest_record(Datum generations, Datum ids, Datum digests);
 extern void digest_forget_generation(int64 generation);
 extern void digest_forget_every(void);
 
-#endif							/* FLUSSO_STORE_CATALOG_DIGEST_H */
+#endif							/* FLUSSO_STORE_CATALOG_OPENSEARCH_DIGEST_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * catalog_digest.c
+ * catalog_opensearch_digest.c
  *	  flusso.opensearch_digest, a digest of each document an OpenSearch
  *	  generation holds as flusso wrote it: every statement over the table,
  *	  each written once, as a verb.  What the rows mean, and when they are
@@ -22,7 +22,7 @@
 #include "executor/spi.h"
 #include "utils/lsyscache.h"
 
-#include "store/catalog_digest.h"
+#include "store/catalog_opensearch_digest.h"
 #include "store/store_spi.h"
 #include "util/spi_cache.h"
 
