@@ -61,7 +61,9 @@ sample() {
 				WHERE database = current_database()), 0)::bigint" 2>/dev/null) || { sleep 1; continue; }
 		read -r pids outbox wal <<<"$row"
 		if [ "$system" = rust ]; then
-			[ -n "$rust_pid" ] && kb=$(process_kb "$rust_pid") && [ "$kb" -gt "$w" ] && w=$kb
+			# started after this sampler: look the daemon up each time
+			pid=$(pgrep -n -f "^$rust_bin run") || pid=
+			[ -n "$pid" ] && kb=$(process_kb "$pid") && [ "$kb" -gt "$w" ] && w=$kb
 		else
 			for entry in ${pids//,/ }; do
 				type=${entry%=*}

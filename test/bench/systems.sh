@@ -244,7 +244,7 @@ rust_seeded() {
 }
 rust_cpu() { proc_ticks "$rust_pid"; }
 rust_stop() {
-	kill "$rust_pid"
+	kill "$rust_pid" 2>/dev/null || echo "  (the Rust flusso had already exited: see its flusso.log)"
 	wait "$rust_pid" || true
 	curl -sf -XDELETE "$os/${1}*" >/dev/null || true
 }
