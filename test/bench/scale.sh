@@ -16,7 +16,8 @@
 #      the table sink only) beside the reference measured in the same
 #      database: one CREATE TABLE AS SELECT building the same documents
 #      (users.sh), the fastest one-statement build.
-# For each step: seconds, seconds per million documents, and the peaks,
+# For each step: seconds, seconds per million documents, the CPU each
+# part used over it (systems.sh's cpu_share), and the peaks,
 # sampled every second, of the private memory (RssAnon: not the shared
 # buffers) of flusso's worker and shipper, or of the Rust daemon, of the
 # outbox's size (flusso.outbox with its indexes) and of the WAL the slot
@@ -81,13 +82,19 @@ sample() {
 }
 
 sampler=
+cpu0=
+cpu_t0=
 sample_start() {
 	rm -f "$BENCH_DIR/peaks"
 	sample "$BENCH_DIR/peaks" "$1" &
 	sampler=$!
+	cpu0=$(cpu_now "$1")
+	cpu_t0=$(clock)
 }
-# sample_stop: stop sampling, print the peaks
+# sample_stop: stop sampling, print the peaks (and keep the CPU shares
+# since sample_start in $BENCH_DIR/cpu, for report)
 sample_stop() {
+	cpu_share "$system" "$cpu0" "$(cpu_now "$system")" "$(elapsed "$cpu_t0" "$(clock)")" >"$BENCH_DIR/cpu"
 	kill "$sampler" 2>/dev/null || true
 	wait "$sampler" 2>/dev/null || true
 	awk '{ printf "%d %d %d %d", $1 / 1024, $2 / 1024, $3 / 1048576, $4 / 1048576 }' \
@@ -103,6 +110,8 @@ report() {
 	printf '  %-6s %5.1f s, %6s s per million documents; peaks: %s %s MB%s, outbox %s MB, WAL retained %s MB\n' \
 		"$step" "$seconds" "${r[$system.$step.$size]}" "$([ "$system" = rust ] && echo daemon || echo worker)" "$w" \
 		"$([ "$system" = rust ] && echo "" || echo ", shipper $s MB")" "$o" "$wal"
+	[ -s "$BENCH_DIR/cpu" ] && echo "         $(cat "$BENCH_DIR/cpu")"
+	rm -f "$BENCH_DIR/cpu"
 }
 
 # fresh_db NAME SYSTEM: a new database with the tables (flusso: and the extension)

@@ -81,11 +81,39 @@ cluster_ticks() {
 proc_ticks() {
 	local pid child
 	for pid in "$@"; do
+		[ -n "$pid" ] || continue
 		awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pid/stat" 2>/dev/null || true
 		for child in $(pgrep -P "$pid"); do
 			awk '{ print $14 + $15 }' "/proc/$child/stat" 2>/dev/null || true
 		done
 	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# cpu_now SYSTEM: "machine cluster system opensearch pgbench" CPU so far, in
+# clock ticks (machine: every CPU's busy time; cluster: the postmaster
+# and its children, flusso's worker and shipper among them; system: those
+# two, or the Rust daemon; pgbench: the processes of that name)
+# shellcheck disable=SC2046
+cpu_now() {
+	local own
+	if [ "$1" = flusso ]; then own=$(flusso_own); else own=$(rust_cpu); fi
+	echo "$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)" \
+		"$(awk -v s="$(cluster_cpu)" -v hz="$hz" 'BEGIN { printf "%d", s * hz }')" "$own" \
+		"$(proc_ticks "$(cat "$BENCH_DIR/opensearch/node.pid")")" \
+		"$(proc_ticks $(pgrep -x pgbench || true))"
+}
+
+# cpu_share SYSTEM BEFORE AFTER SECONDS: the shares of a core between two
+# cpu_now of SYSTEM
+cpu_share() {
+	awk -v sys="$1" -v a="$2" -v b="$3" -v t="$4" -v hz="$hz" -v cores="$(nproc)" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		for (i = 1; i <= 5; i++) d[i] = 100 * (y[i] - x[i]) / hz / t
+		printf "CPU, %% of a core: machine %d of %d, PostgreSQL %d", d[1], 100 * cores, d[2]
+		if (sys == "flusso") printf " (flusso\x27s worker and shipper %d)", d[3]
+		else printf ", the daemon %d", d[3]
+		printf ", OpenSearch %d", d[4]
+		if (d[5] > 0) printf ", pgbench %d", d[5] }'
 }
 
 secs() { awk -v t="$1" -v hz="$hz" 'BEGIN { printf "%.1f", t / hz }'; }
