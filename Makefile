@@ -6,7 +6,7 @@
 #   make demo-stop  stop and remove that cluster (and its node)
 #   make fuzz       build and run the schema parser fuzzer (clang, libFuzzer)
 #   make installcheck, make prove_installcheck
-#                   what packagers run, once installed (README: For packagers)
+#                   what packagers run, once installed (docs/setup.md: For packagers)
 #
 # The PGXS part needs pg_config; on a fresh machine `make test` and `make
 # demo` first install the packages and then re-run make.

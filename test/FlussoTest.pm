@@ -1,5 +1,5 @@
 # FlussoTest.pm: what every flusso TAP test shares: a node configured as the
-# README says, and the library fixture loaded into a database.
+# manual (docs/setup.md) says, and the library fixture loaded into a database.
 
 package FlussoTest;
 

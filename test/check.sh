@@ -99,6 +99,9 @@ suite() {
 	work=$(mktemp -d --tmpdir --suffix=.flusso-test-$major)
 	work_dirs+=("$work")
 	cp -r --preserve=timestamps "$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$work/"
+	# the manual, for 040_manual.pl: what it names and what its links reach
+	cp -r --preserve=timestamps "$FLUSSO_ROOT/README.md" "$FLUSSO_ROOT/LICENSE" "$FLUSSO_ROOT/docs" "$work/"
+	mkdir -p "$work/src" && cp --preserve=timestamps "$FLUSSO_ROOT/src/README.md" "$work/src/"
 	bash "$FLUSSO_ROOT/test/cluster_conf.sh" "$PG_BINDIR" >"$work/test/cluster.conf"
 	[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$work"
 	echo "check.sh: PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2), working in $work"

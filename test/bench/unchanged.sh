@@ -85,7 +85,7 @@ measure() {
 
 # The first documents written once a generation serves are all queued: the
 # worker queues only what the table sink changed once it has read past the
-# point where it first saw OpenSearch mirror the table sink (README, Syncing
+# point where it first saw OpenSearch mirror the table sink (docs/opensearch.md, Syncing
 # to OpenSearch).  One user's, so that what follows measures the steady state.
 measure "warm-up: one user's name as it was" "UPDATE users SET name = name WHERE id = 1"
 
