@@ -34,6 +34,13 @@ is($node->safe_psql('library', q{SELECT message FROM flusso_check()
 		WHERE path = 'sinks.opensearch' AND message LIKE '% nodes of OpenSearch server%'}),
 	'3 of the 3 nodes of OpenSearch server "search" answer', 'flusso_check(): every node answers');
 
+# Every shard has its replica started before a node is killed: a shard
+# whose only started copy is on that node would otherwise be lost with it
+# (the cluster red, its _bulk items waiting for a primary).
+my ($health_status, $health) = $nodes[0]->request('GET',
+	'/_cluster/health?wait_for_status=green&wait_for_no_initializing_shards=true&timeout=60s');
+is($health && $health->{status}, 'green', 'the cluster is green before the kill');
+
 # A node killed while a workload writes.
 srand(1038);
 my ($workload, $err) = start_library_workload($node, 8000, 'cluster_workload');
