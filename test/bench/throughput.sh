@@ -50,7 +50,7 @@ echo "throughput.sh: $users users, $orders orders; windows of $window s, lag und
 # prints what happened, and is true when the rate was followed
 follows() {
 	local alias=$1 rate=$2 out="$BENCH_DIR/pgbench_throughput.out" probe_out pgbench tps max lost t0 behind
-	local connection=(-h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -d "$BENCH_DB") cpu0 cpu1 w0
+	local connection=(-h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -d "$BENCH_DB") cpu0 cpu1 w0 w1
 	as_cluster_user "$PG_BINDIR/pgbench" -n -c 8 -j 2 -R "$rate" -T "$window" -f "$mix" \
 		-D orders="$orders" -D users="$users" "${connection[@]}" >"$out" 2>&1 &
 	pgbench=$!
@@ -60,7 +60,7 @@ follows() {
 	probe_out=$(as_cluster_user python3 "$probe" --seconds "$((window - 2))" --no-table \
 		--opensearch "127.0.0.1:$os_port" --alias "$alias" -- "$PG_BINDIR/psql" "${connection[@]}")
 	cpu1=$(cpu_now "$system")
-	cpu1="$cpu1 $(elapsed "$w0" "$(clock)")"
+	w1=$(clock)
 	wait "$pgbench" || true
 	t0=$(clock)
 	caught_up "$alias" || return 1
@@ -70,7 +70,7 @@ follows() {
 	lost=$(sed -n 's/.*, \([0-9]*\) not visible within 30 s/\1/p' <<<"$probe_out")
 	printf '  %6d tx/s: pgbench %s tps; commit -> visible %s; caught up %d ms after\n' "$rate" "${tps:-?}" \
 		"$(grep '^OpenSearch' <<<"$probe_out" | sed 's/^OpenSearch (realtime _mget): *//')" "$behind"
-	echo "              $(cpu_share "$system" "$cpu0" "${cpu1% *}" "${cpu1##* }")"
+	echo "              $(cpu_share "$system" "$cpu0" "$cpu1" "$(elapsed "$w0" "$w1")")"
 	awk -v tps="${tps:-0}" -v rate="$rate" -v max="${max:-999999}" -v limit="$max_lag" -v lost="${lost:-1}" \
 		-v behind="$behind" 'BEGIN { exit !(tps >= 0.9 * rate && max < limit && lost == 0 && behind < limit) }'
 }

@@ -38,24 +38,21 @@ $node->safe_psql('postgres', 'CREATE EXTENSION flusso');
 # objects of the extension, from pg_depend: functions and views
 my $members = $node->safe_psql(
 	'postgres', q{
+	WITH member AS (
+		SELECT d.classid, d.objid
+		  FROM pg_catalog.pg_depend d
+		 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+		   AND d.refobjid OPERATOR(pg_catalog.=)
+		       (SELECT oid FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'flusso')
+		   AND d.deptype OPERATOR(pg_catalog.=) 'e')
 	SELECT 'function', p.proname
-	  FROM pg_catalog.pg_depend d
-	  JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid
-	 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-	   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
-	   AND d.refobjid OPERATOR(pg_catalog.=)
-	       (SELECT oid FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'flusso')
-	   AND d.deptype OPERATOR(pg_catalog.=) 'e'
+	  FROM member m JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) m.objid
+	 WHERE m.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
 	UNION
 	SELECT 'view', c.relname
-	  FROM pg_catalog.pg_depend d
-	  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) d.objid
-	 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  FROM member m JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) m.objid
+	 WHERE m.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
 	   AND c.relkind OPERATOR(pg_catalog.=) 'v'
-	   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
-	   AND d.refobjid OPERATOR(pg_catalog.=)
-	       (SELECT oid FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'flusso')
-	   AND d.deptype OPERATOR(pg_catalog.=) 'e'
 	ORDER BY 1, 2});
 my @functions = map { (split /\|/)[1] } grep { /^function\|/ } split /\n/, $members;
 my @views = map { (split /\|/)[1] } grep { /^view\|/ } split /\n/, $members;
