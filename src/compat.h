@@ -121,6 +121,13 @@
 #define compat_attr_is_virtual(attr) false
 #endif
 
+/* 17 has the intervals infinity and -infinity */
+#if PG_VERSION_NUM >= 170000
+#define compat_interval_is_finite(i) (!INTERVAL_NOT_FINITE(i))
+#else
+#define compat_interval_is_finite(i) true
+#endif
+
 /* 18 replaced the postfix pg_attribute_noreturn() by the prefix pg_noreturn */
 #if PG_VERSION_NUM < 180000 && !defined(pg_noreturn)
 #define pg_noreturn pg_attribute_noreturn()

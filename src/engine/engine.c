@@ -423,6 +423,43 @@ engine_publish_owed(Engine *engine)
 }
 
 /*
+ * What flusso_wait() waits for (index/wait.c): how far each index's sinks
+ * have got.  Called once the documents built so far are committed, with
+ * the position the stream has read and resolved up to: an index that owes
+ * nothing has applied every change before it; one that owes documents,
+ * every change before the oldest set it owes was read from (the sets'
+ * after).  An index the engine could not compile owes what it cannot
+ * build, and is published as having applied nothing new.  Wakes the
+ * sessions that wait.
+ */
+void
+engine_publish_applied(Engine *engine, XLogRecPtr resolved)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	DatabaseEntry *entry;
+	bool		moved = false;
+	ListCell   *lc;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		IndexStatus *status = entry ? shared_index_status(entry, ei->index->name) : NULL;
+		XLogRecPtr	applied = engine_index_applied(ei, resolved);
+
+		if (status == NULL || XLogRecPtrIsInvalid(applied) || applied <= status->applied_lsn)
+			continue;
+		status->applied_lsn = applied;
+		status->applied_at = now;
+		moved = true;
+	}
+	LWLockRelease(flusso_shared->lock);
+	if (moved)
+		shared_progress_made(entry);
+}
+
+/*
  * How long an index's turn at building what it owes lasts, about: half of
  * what a transaction of the worker may, which a slice sized for it never
  * makes too long.

@@ -108,6 +108,7 @@ extern void engine_owed_init(EngineIndex *ei, Size memory_limit);
 extern bool engine_index_owes(const EngineIndex *ei);
 extern int64 engine_index_owed_count(const EngineIndex *ei);
 extern TimestampTz engine_index_owed_since(const EngineIndex *ei);
+extern XLogRecPtr engine_index_applied(const EngineIndex *ei, XLogRecPtr resolved);
 
 
 #endif							/* FLUSSO_ENGINE_ENGINE_INDEX_H */

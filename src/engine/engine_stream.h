@@ -40,5 +40,6 @@ extern void engine_round_begin(Engine *engine);
 extern bool engine_build_owed(Engine *engine, long turn_ms, int64 *written,
 							  int64 *built, bool *turn_over);
 extern void engine_publish_owed(Engine *engine);
+extern void engine_publish_applied(Engine *engine, XLogRecPtr resolved);
 
 #endif							/* FLUSSO_ENGINE_ENGINE_STREAM_H */

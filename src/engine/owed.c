@@ -281,6 +281,23 @@ engine_index_owed_since(const EngineIndex *ei)
 	return pending_is_empty(ei->owed.filling) ? 0 : ei->owed.filling_since;
 }
 
+/*
+ * Every change that committed at or before the position returned is in
+ * ei's sinks, resolved being where the stream has read and resolved up
+ * to; InvalidXLogRecPtr for an index that cannot build (no sets).
+ */
+XLogRecPtr
+engine_index_applied(const EngineIndex *ei, XLogRecPtr resolved)
+{
+	if (ei->owed.filling == NULL || ei->broken || ei->set_aside)
+		return InvalidXLogRecPtr;
+	if (!pending_is_empty(ei->owed.draining))
+		return ei->owed.draining_after;
+	if (!pending_is_empty(ei->owed.filling))
+		return ei->owed.filling_after;
+	return resolved;
+}
+
 /* The cheaper an index's last turn, the sooner its turn comes. */
 static int
 cheaper_first(const ListCell *a, const ListCell *b)

@@ -196,6 +196,20 @@ shared_set_phase(DatabaseEntry *entry, const char *name, IndexPhase phase,
 		memset(status, 0, sizeof(IndexStatus));
 		strlcpy(status->name, name, NAMEDATALEN);
 	}
+	/*
+	 * Out of phase live, what its sinks held says nothing of what they
+	 * will hold: flusso_wait() learns it anew from the worker and the
+	 * shipper, and whoever waits looks at the new phase at once.
+	 */
+	if (phase != PHASE_LIVE)
+	{
+		status->applied_lsn = InvalidXLogRecPtr;
+		status->applied_at = 0;
+		status->shipped_lsn = InvalidXLogRecPtr;
+		status->refreshed_lsn = InvalidXLogRecPtr;
+	}
+	if (status->phase != phase)
+		shared_progress_made(entry);
 	status->phase = phase;
 	strlcpy(status->error, message ? message : "", FLUSSO_ERROR_LEN);
 }

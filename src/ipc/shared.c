@@ -14,6 +14,12 @@
  * probe.c, status.c), and the launcher looks for it again once an entry
  * is freed.  The index statuses of an entry are index_status.c's.
  *
+ * Beside the entries, one condition variable per entry, which the worker
+ * and the shipper broadcast on when a database's indexes got further and
+ * flusso_wait() sleeps on (index/wait.c).  They are kept apart from the
+ * entries, which are cleared when a database lets go of one, so that a
+ * session sleeping on one never finds it wiped.
+ *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
@@ -21,6 +27,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
@@ -29,6 +36,8 @@
 #include "flusso.h"
 
 FlussoShared *flusso_shared = NULL;
+
+static ConditionVariable *progress_cvs = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -48,6 +57,7 @@ request_shared(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shared_size());
+	RequestAddinShmemSpace(mul_size(flusso_max_databases, sizeof(ConditionVariable)));
 	RequestNamedLWLockTranche("flusso", 1);
 }
 
@@ -70,6 +80,14 @@ startup_shared(void)
 		flusso_shared->ndatabases = flusso_max_databases;
 		flusso_shared->status_area = status_area_create(area, status_area_size(),
 														flusso_shared->lock->tranche);
+	}
+	progress_cvs = ShmemInitStruct("flusso progress",
+								   mul_size(flusso_max_databases, sizeof(ConditionVariable)),
+								   &found);
+	if (!found)
+	{
+		for (int i = 0; i < flusso_max_databases; i++)
+			ConditionVariableInit(&progress_cvs[i]);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -190,4 +208,22 @@ shared_record_error(DatabaseEntry *entry, const char *message)
 {
 	strlcpy(entry->last_error, message, FLUSSO_ERROR_LEN);
 	entry->last_error_at = GetCurrentTimestamp();
+}
+
+/* What flusso_wait() sleeps on for the database of entry. */
+ConditionVariable *
+shared_progress_cv(const DatabaseEntry *entry)
+{
+	return &progress_cvs[entry - flusso_shared->databases];
+}
+
+/*
+ * The worker or the shipper published that the indexes of entry got
+ * further, or can no longer: wake whoever waits for them.  The caller does
+ * not hold the lock.
+ */
+void
+shared_progress_made(const DatabaseEntry *entry)
+{
+	ConditionVariableBroadcast(shared_progress_cv(entry));
 }

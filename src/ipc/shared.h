@@ -20,6 +20,7 @@
 #include "util/rate.h"
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
+#include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "utils/dsa.h"
@@ -54,6 +55,24 @@ typedef struct IndexStatus
 	RateWindow	ship_rate;		/* documents shipped */
 	char		ship_error[FLUSSO_ERROR_LEN];
 	TimestampTz ship_error_at;
+
+	/*
+	 * How far its sinks have got, for flusso_wait() (index/wait.c): every
+	 * change that committed at or before applied_lsn is in the table sink
+	 * and queued for OpenSearch (the worker published that at applied_at,
+	 * after the commits that wrote it); at or before shipped_lsn,
+	 * acknowledged by OpenSearch in the served generation; at or before
+	 * refreshed_lsn, visible to _search too.  0: not so far.
+	 */
+	XLogRecPtr	applied_lsn;
+	TimestampTz applied_at;
+	XLogRecPtr	shipped_lsn;
+	XLogRecPtr	refreshed_lsn;
+	/* what sessions wait for: the shipper looks, or refreshes, up to it */
+	XLogRecPtr	ship_wanted_lsn;
+	XLogRecPtr	refresh_wanted_lsn;
+	/* why shipping cannot get there now, in words: "" when it can */
+	char		ship_blocked[FLUSSO_ERROR_LEN];
 } IndexStatus;
 
 typedef struct DatabaseEntry
@@ -86,6 +105,7 @@ typedef struct DatabaseEntry
 	int			shipper_failures;	/* exits since it last shipped */
 
 	/* progress */
+	bool		streaming;		/* the worker is past its start, decoding */
 	XLogRecPtr	confirmed_lsn;
 	TimestampTz oldest_unresolved;	/* of a change read, not owed by an
 									 * index yet; 0: none */
@@ -133,6 +153,8 @@ extern void shared_warn_no_entry(const char *database);
 extern void shared_wake_launcher(void);
 extern void shared_wake_shipper(DatabaseEntry *entry);
 extern void shared_record_error(DatabaseEntry *entry, const char *message);
+extern ConditionVariable *shared_progress_cv(const DatabaseEntry *entry);
+extern void shared_progress_made(const DatabaseEntry *entry);
 
 /* index_status.c */
 extern void *status_area_create(void *place, Size size, int tranche_id);

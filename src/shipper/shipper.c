@@ -231,9 +231,9 @@ run_turn(void *arg)
  * before it.
  */
 static bool
-take_turn_alone(ShipIndex *x)
+take_turn_alone(ShipIndex *x, ShipRuntime *rt)
 {
-	Turn		turn = {x, runtime_of(x->name), {false, NIL, false}, false};
+	Turn		turn = {x, rt, {false, NIL, false}, false};
 	ErrorData  *error;
 	bool		ended;
 
@@ -249,6 +249,34 @@ take_turn_alone(ShipIndex *x)
 				   psprintf("the shipper's turn failed: %s", attempt_message_for_status(error)),
 				   -1);
 	return true;
+}
+
+static void
+run_answer(void *arg)
+{
+	Turn	   *turn = arg;
+
+	ship_answer_waiters(turn->index, turn->runtime, my_entry);
+}
+
+/*
+ * After x's turn, taken or backed off from: what flusso_wait() learns of
+ * it (ship_wait.c).  An error is logged and left for the next turn: the
+ * sessions that wait meanwhile wait on.
+ */
+static void
+answer_waiters(ShipIndex *x, ShipRuntime *rt)
+{
+	Turn		turn = {x, rt, {false, NIL, false}, false};
+	ErrorData  *error;
+
+	if (!attempt_outside_transaction(run_answer, &turn, &error))
+	{
+		http_abandon_all();
+		ereport(LOG,
+				(errmsg("flusso shipper: index \"%s\": could not tell the sessions that wait how far it shipped: %s",
+						x->name, attempt_message_for_status(error))));
+	}
 }
 
 /* Was the shipper asked for since the pass began (requests counts the asks)? */
@@ -315,7 +343,13 @@ run(void)
 		}
 		pgstat_report_activity(STATE_RUNNING, "shipping");
 		foreach(lc, indexes)
-			worked |= take_turn_alone(lfirst(lc));
+		{
+			ShipIndex  *x = lfirst(lc);
+			ShipRuntime *rt = runtime_of(x->name);
+
+			worked |= take_turn_alone(x, rt);
+			answer_waiters(x, rt);
+		}
 		/* a pass went through: the shipper is not failing at start */
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		my_entry->shipper_failures = 0;

@@ -157,4 +157,7 @@ extern uint64 ship_watch_count(DatabaseEntry *entry);
 /* ship.c */
 extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status);
 
+/* ship_wait.c */
+extern void ship_answer_waiters(ShipIndex *x, ShipRuntime *rt, DatabaseEntry *entry);
+
 #endif							/* FLUSSO_SHIPPER_SHIPPER_H */

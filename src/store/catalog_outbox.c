@@ -20,6 +20,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "store/catalog_outbox.h"
 #include "store/store_spi.h"
@@ -157,6 +158,30 @@ outbox_forget_shipped(const char *index, Datum ids, Datum seqs)
 	SPI_finish();
 	store_index_paths_end(level);
 	return forgotten;
+}
+
+/*
+ * Is a row of index that the served generation takes (not a seed's only)
+ * still queued, first queued at or before at?  A row queued again keeps
+ * when it was first queued (queued_at), so one that was waiting at that
+ * time still counts, whatever came of it since, until it is shipped.
+ */
+bool
+outbox_holds_queued_by(const char *index, TimestampTz at)
+{
+	Oid			types[2] = {TEXTOID, TIMESTAMPTZOID};
+	Datum		values[2] = {CStringGetTextDatum(index), TimestampTzGetDatum(at)};
+	bool		holds;
+
+	SPI_connect();
+	if (spi_execute_cached("SELECT 1 FROM flusso.outbox "
+						   "WHERE index_name OPERATOR(pg_catalog.=) $1 AND NOT seed_only "
+						   "AND queued_at OPERATOR(pg_catalog.<=) $2 LIMIT 1",
+						   2, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the outbox of index \"%s\"", index);
+	holds = SPI_processed > 0;
+	SPI_finish();
+	return holds;
 }
 
 /* The ids queued for index (read-only), in the caller's memory context. */

@@ -12,6 +12,7 @@
 #define FLUSSO_STORE_CATALOG_OUTBOX_H
 
 #include "access/xlogdefs.h"
+#include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
 
 /* A queued row, as the shipper takes it. */
@@ -31,5 +32,6 @@ extern int	outbox_take(const char *index, int limit, const OutboxRow *after,
 						MemoryContext context, OutboxRow **rows);
 extern uint64 outbox_forget_shipped(const char *index, Datum ids, Datum seqs);
 extern List *outbox_ids(const char *index);
+extern bool outbox_holds_queued_by(const char *index, TimestampTz at);
 
 #endif							/* FLUSSO_STORE_CATALOG_OUTBOX_H */

@@ -143,9 +143,12 @@ forget_worker(int code, Datum arg)
 		my_entry->worker_pid = 0;
 		my_entry->worker_latch = NULL;
 		my_entry->caught_up = false;
+		my_entry->streaming = false;
 		strlcpy(my_entry->state, "stopped", sizeof(my_entry->state));
 	}
 	LWLockRelease(flusso_shared->lock);
+	/* no session waits for a worker that is gone (index/wait.c) */
+	shared_progress_made(my_entry);
 	shared_wake_launcher();
 }
 
@@ -416,6 +419,7 @@ start_up(WorkerState *ws)
 	MemoryContextSwitchTo(previous);
 	set_state(ws->entry, "streaming");
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	ws->entry->streaming = true;
 	ws->entry->failures = 0;
 	ws->entry->exit_error[0] = '\0';
 	/* after a restart, the shipper has what was queued before it */
@@ -558,6 +562,8 @@ run(WorkerState *ws)
 		else
 			cdc_confirm(ws->stream, ws->stream->confirmed, flusso_slot_save_interval);
 		publish_progress(ws, !more && !engine_has_owed(ws->engine));
+		/* what every index's sinks hold now, for flusso_wait() */
+		engine_publish_applied(ws->engine, cdc_position(ws->stream));
 
 		/*
 		 * A seed ready for its next step does not wait, nor do documents
@@ -603,6 +609,7 @@ flusso_worker_main(Datum arg)
 	ws.entry->drop_requested = false;
 	ws.entry->no_worker_slot = false;
 	ws.entry->caught_up = false;
+	ws.entry->streaming = false;
 	ws.entry->resolve_rate.nsamples = 0;	/* measured anew */
 	ws.entry->build_rate = 0;
 	strlcpy(ws.entry->state, "starting", sizeof(ws.entry->state));

@@ -56,7 +56,14 @@ is( $node->safe_psql('library',
 	'0', 'no change was lost: every document equals a fresh build');
 
 is($node->safe_psql('library', q{SELECT extversion FROM pg_extension WHERE extname = 'flusso'}),
-	'0.7.0', 'the extension is at 0.7.0');
+	'0.8.0', 'the extension is at 0.8.0');
+# what 0.8.0 adds works on the upgraded database: a commit made after the
+# workload is in the table sink when flusso_wait() returns
+my $book = $node->safe_psql('library', q{SELECT min(id) FROM books WHERE NOT withdrawn});
+$node->safe_psql('library', qq{UPDATE books SET title = 'Upgraded and waited for' WHERE id = $book});
+is( $node->safe_psql('library', qq{SELECT flusso_wait('books', '60s');\n}
+		. qq{SELECT doc->>'title' FROM flusso_docs.books WHERE id = '$book'}),
+	"t\nUpgraded and waited for", 'flusso_wait() on the upgraded database returns once the commit is in the documents');
 is( $node->safe_psql('library', q{SELECT count(*) FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
 		AND d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flusso')
 		WHERE p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'}),

@@ -1,0 +1,264 @@
+/*-------------------------------------------------------------------------
+ *
+ * wait.c
+ *	  flusso_wait(name, timeout, searchable): wait, for at most timeout,
+ *	  until every change committed before the call is in an index's sinks
+ *	  (and, with searchable, visible to OpenSearch's _search); true once
+ *	  it is, false at the timeout or at once when it cannot become so now.
+ *
+ * What it waits for is a position in the WAL, taken when it is called:
+ * the end of the WAL flushed then, which every commit made visible before
+ * it with synchronous_commit on has reached, and the end of this
+ * session's own last commit, flushed if an asynchronous commit left it
+ * behind.  The worker publishes, per index, the position up to which
+ * every change is in the table sink and queued for OpenSearch
+ * (applied_lsn: engine_publish_applied()); the shipper, while a session
+ * waits for it, the positions OpenSearch has acknowledged and refreshed
+ * up to (shipper/ship_wait.c).  Both broadcast on the database's condition
+ * variable when these move, or when a worker, a shipper or an index can
+ * no longer get there (a phase that is not live, a worker that stops,
+ * shipping stopped, failing or holding rejected documents): the session
+ * sleeps on it in between, holding no snapshot of its own and no lock but
+ * the share locks its statement took on flusso's catalog, and wakes the
+ * worker or the shipper when its position is theirs to reach.
+ *
+ * Copyright (c) 2026, flusso developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "index/access.h"
+#include "ipc/shared.h"
+#include "sink/sink.h"
+#include "store/catalog_index.h"
+
+PG_FUNCTION_INFO_V1(flusso_wait);
+
+/* the longest wait one call takes, whatever timeout asks: a day */
+#define WAIT_MAX_MS (24L * 60 * 60 * 1000)
+
+/* What a session waits for now, and who is to get there. */
+typedef enum WaitStage
+{
+	STAGE_NONE,
+	STAGE_APPLIED,				/* the worker: the table sink and the outbox */
+	STAGE_SHIPPED,				/* the shipper: acknowledged by OpenSearch */
+	STAGE_REFRESHED				/* the shipper: visible to _search */
+} WaitStage;
+
+typedef enum WaitAnswer
+{
+	WAIT_DONE,					/* the sinks hold every change up to the target */
+	WAIT_PENDING,				/* not yet: the worker or the shipper is on it */
+	WAIT_CANNOT					/* not now: why says why */
+} WaitAnswer;
+
+/* What a session waits for, and what it learnt last. */
+typedef struct Waiter
+{
+	const char *index;
+	XLogRecPtr	target;
+	bool		opensearch;		/* the index has an OpenSearch sink */
+	bool		searchable;		/* and _search must see the changes */
+	char		why[FLUSSO_ERROR_LEN];
+	WaitStage	stage;			/* what it waits for now */
+} Waiter;
+
+/*
+ * The position every change committed before now has reached: the WAL
+ * flushed, or this session's last commit, whose end is flushed first when
+ * an asynchronous commit left it behind, so that the worker may read it.
+ */
+static XLogRecPtr
+wait_target(void)
+{
+	XLogRecPtr	target = GetFlushRecPtr(NULL);
+
+	if (XactLastCommitEnd > target)
+	{
+		XLogFlush(XactLastCommitEnd);
+		target = XactLastCommitEnd;
+	}
+	return target;
+}
+
+/* The timeout in milliseconds, refused when negative or not finite. */
+static long
+timeout_ms(const Interval *timeout)
+{
+	double		ms;
+
+	if (!compat_interval_is_finite(timeout))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flusso_wait() timeout must be finite")));
+	ms = (double) timeout->time / 1000.0 +
+		((double) timeout->day + (double) timeout->month * DAYS_PER_MONTH) * 86400000.0;
+	if (ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flusso_wait() timeout must not be negative")));
+	return (long) Min(ms, (double) WAIT_MAX_MS);
+}
+
+static WaitAnswer
+cannot(Waiter *w, const char *why)
+{
+	strlcpy(w->why, why, FLUSSO_ERROR_LEN);
+	return WAIT_CANNOT;
+}
+
+/*
+ * Where w stands, from what the worker and the shipper published; the
+ * caller holds the lock exclusively, for what w asks of the shipper.
+ */
+static WaitAnswer
+look(DatabaseEntry *entry, Waiter *w)
+{
+	IndexStatus *status;
+
+	w->stage = STAGE_NONE;
+	if (entry->worker_pid == 0 || !entry->streaming)
+		return cannot(w, "No flusso worker is following this database's changes now (see flusso_status()).");
+	status = shared_index_status(entry, w->index);
+	if (status == NULL)
+		return cannot(w, "The worker has not taken the index in yet.");
+	switch (status->phase)
+	{
+		case PHASE_IDLE:
+			return cannot(w, "The worker has not started following the index yet.");
+		case PHASE_SNAPSHOT:
+			return cannot(w, "The index is being seeded: its documents may miss changes until the seed ends.");
+		case PHASE_ERROR:
+			return cannot(w, "The index is in error (see last_error in flusso_status()).");
+		case PHASE_LIVE:
+			break;
+	}
+	if (status->applied_lsn < w->target)
+	{
+		w->stage = STAGE_APPLIED;
+		return WAIT_PENDING;
+	}
+	if (!w->opensearch)
+		return WAIT_DONE;
+	if (entry->shipper_pid == 0)
+		return cannot(w, "The OpenSearch shipper of this database is not running.");
+	if (status->ship_blocked[0] != '\0')
+		return cannot(w, status->ship_blocked);
+	if (status->shipped_lsn < w->target)
+	{
+		status->ship_wanted_lsn = Max(status->ship_wanted_lsn, w->target);
+		w->stage = STAGE_SHIPPED;
+		return WAIT_PENDING;
+	}
+	if (w->searchable && status->refreshed_lsn < w->target)
+	{
+		status->refresh_wanted_lsn = Max(status->refresh_wanted_lsn, w->target);
+		w->stage = STAGE_REFRESHED;
+		return WAIT_PENDING;
+	}
+	return WAIT_DONE;
+}
+
+/*
+ * Sleep on the database's condition variable until w is done, cannot be,
+ * or deadline passes; each time it wakes, it looks again.  As it enters a
+ * stage, it wakes whoever is to get there (the worker may be napping
+ * between its looks for new WAL, the shipper between passes), once.
+ */
+static WaitAnswer
+wait_for(DatabaseEntry *entry, Waiter *w, TimestampTz deadline)
+{
+	ConditionVariable *cv = shared_progress_cv(entry);
+	WaitStage	woken = STAGE_NONE;
+	WaitAnswer	answer;
+
+	ConditionVariablePrepareToSleep(cv);
+	for (;;)
+	{
+		Latch	   *latch = NULL;
+		long		left;
+
+		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+		answer = look(entry, w);
+		if (answer == WAIT_PENDING && w->stage != woken)
+			latch = w->stage == STAGE_APPLIED ? entry->worker_latch : entry->shipper_latch;
+		LWLockRelease(flusso_shared->lock);
+		if (answer != WAIT_PENDING)
+			break;
+		if (latch != NULL)
+			SetLatch(latch);
+		woken = w->stage;
+		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+		if (left <= 0)
+			break;
+		(void) ConditionVariableTimedSleep(cv, left, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return answer;
+}
+
+/*
+ * flusso_wait(name text, timeout interval DEFAULT '5s', searchable boolean
+ * DEFAULT false) RETURNS boolean
+ */
+Datum
+flusso_wait(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	long		wait_ms = timeout_ms(PG_GETARG_INTERVAL_P(1));
+	StoredIndex *index;
+	DatabaseEntry *entry;
+	Waiter		w;
+	WaitAnswer	answer;
+
+	flusso_require_admin();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flusso_wait() cannot run during recovery"),
+				 errhint("Call it on the primary, where the flusso worker runs.")));
+	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("flusso_wait() cannot wait for the changes of its own transaction"),
+				 errdetail("This transaction has written; its changes reach the index only once it commits."),
+				 errhint("Call flusso_wait() after COMMIT.")));
+	index = catalog_load_index(name);
+	flusso_require_reader(index->owner, name);
+
+	memset(&w, 0, sizeof(w));
+	w.index = name;
+	w.opensearch = sink_for_index(name, index->owner, NULL)->server != NULL;
+	w.searchable = PG_GETARG_BOOL(2) && w.opensearch;
+	w.target = wait_target();
+
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	entry = shared_database(MyDatabaseId, false);
+	LWLockRelease(flusso_shared->lock);
+	if (entry == NULL)
+	{
+		answer = WAIT_CANNOT;
+		strlcpy(w.why, "No flusso worker keeps this database up to date (see flusso_status()).",
+				FLUSSO_ERROR_LEN);
+	}
+	else
+		answer = wait_for(entry, &w,
+						  TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms));
+	if (answer == WAIT_CANNOT)
+		ereport(NOTICE,
+				(errmsg("index \"%s\" cannot be waited for now", name),
+				 errdetail_internal("%s", w.why)));
+	PG_RETURN_BOOL(answer == WAIT_DONE);
+}
