@@ -19,7 +19,7 @@ source "$(dirname "$0")/common.sh"
 versions=${FLUSSO_PG_VERSIONS:-15 16 17 18}
 # the worker, documents, seed, coverage, upgrade, OpenSearch and failover
 # tests: slots, decoding, the catalog, bgworkers and HA are what versions change
-tap_newer="003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch 025_failover"
+tap_newer="003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch 025_failover 041_wait"
 tap_16=${FLUSSO_TAP_16:-$tap_newer}
 tap_17=${FLUSSO_TAP_17:-$tap_newer}
 tap_18=${FLUSSO_TAP_18:-$tap_newer}
@@ -29,7 +29,7 @@ tap_18=${FLUSSO_TAP_18:-$tap_newer}
 # later: test/opensearch/node.sh); FLUSSO_OPENSEARCH_LINES="2" leaves that
 # out
 opensearch_lines=${FLUSSO_OPENSEARCH_LINES:-2 3}
-tap_opensearch3=${FLUSSO_TAP_OPENSEARCH3:-"011_opensearch 013_opensearch_faults 014_opensearch_tls 033_seed_ranges 035_copies 038_opensearch_cluster 039_unchanged_opensearch"}
+tap_opensearch3=${FLUSSO_TAP_OPENSEARCH3:-"011_opensearch 013_opensearch_faults 014_opensearch_tls 033_seed_ranges 035_copies 038_opensearch_cluster 039_unchanged_opensearch 042_wait_opensearch"}
 pg15_config=$PG_CONFIG
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo

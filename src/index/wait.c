@@ -39,6 +39,7 @@
 
 #include "compat.h"
 #include "index/access.h"
+#include "ipc/catalog_changes.h"
 #include "ipc/shared.h"
 #include "sink/sink.h"
 #include "store/catalog_index.h"
@@ -74,6 +75,48 @@ typedef struct Waiter
 	char		why[FLUSSO_ERROR_LEN];
 	WaitStage	stage;			/* what it waits for now */
 } Waiter;
+
+/*
+ * What this session read of the last index it waited for, while flusso's
+ * tables have not changed since (catalog_changes): an application waits
+ * after every write, and reading the catalog each time cost more than the
+ * wait.  Who may wait is checked at every call, from the system caches.
+ */
+typedef struct KnownIndex
+{
+	char		name[NAMEDATALEN];	/* "": none */
+	uint64		changes;		/* catalog_changes_count() when read */
+	Oid			owner;
+	bool		opensearch;		/* it has an OpenSearch sink */
+} KnownIndex;
+
+static KnownIndex known_index;
+
+/* The owner of index name, and whether it has an OpenSearch sink. */
+static void
+look_up(DatabaseEntry *entry, const char *name, Oid *owner, bool *opensearch)
+{
+	uint64		changes = entry ? catalog_changes_count(entry) : 0;
+	StoredIndex *index;
+
+	if (entry && strcmp(known_index.name, name) == 0 && known_index.changes == changes)
+	{
+		*owner = known_index.owner;
+		*opensearch = known_index.opensearch;
+		return;
+	}
+	index = catalog_load_index(name);
+	*owner = index->owner;
+	*opensearch = sink_for_index(name, index->owner, NULL)->server != NULL;
+	known_index.name[0] = '\0';
+	if (entry && strlen(name) < NAMEDATALEN)
+	{
+		strlcpy(known_index.name, name, NAMEDATALEN);
+		known_index.changes = changes;
+		known_index.owner = *owner;
+		known_index.opensearch = *opensearch;
+	}
+}
 
 /*
  * The position every change committed before now has reached: the WAL
@@ -193,7 +236,12 @@ wait_for(DatabaseEntry *entry, Waiter *w, TimestampTz deadline)
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		answer = look(entry, w);
 		if (answer == WAIT_PENDING && w->stage != woken)
+		{
 			latch = w->stage == STAGE_APPLIED ? entry->worker_latch : entry->shipper_latch;
+			/* the shipper may reset its latch mid-pass: an ask it sees after */
+			if (w->stage != STAGE_APPLIED)
+				entry->shipper_requests++;
+		}
 		LWLockRelease(flusso_shared->lock);
 		if (answer != WAIT_PENDING)
 			break;
@@ -218,7 +266,8 @@ flusso_wait(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	long		wait_ms = timeout_ms(PG_GETARG_INTERVAL_P(1));
-	StoredIndex *index;
+	Oid			owner;
+	bool		opensearch;
 	DatabaseEntry *entry;
 	Waiter		w;
 	WaitAnswer	answer;
@@ -235,18 +284,18 @@ flusso_wait(PG_FUNCTION_ARGS)
 				 errmsg("flusso_wait() cannot wait for the changes of its own transaction"),
 				 errdetail("This transaction has written; its changes reach the index only once it commits."),
 				 errhint("Call flusso_wait() after COMMIT.")));
-	index = catalog_load_index(name);
-	flusso_require_reader(index->owner, name);
-
-	memset(&w, 0, sizeof(w));
-	w.index = name;
-	w.opensearch = sink_for_index(name, index->owner, NULL)->server != NULL;
-	w.searchable = PG_GETARG_BOOL(2) && w.opensearch;
-	w.target = wait_target();
-
 	LWLockAcquire(flusso_shared->lock, LW_SHARED);
 	entry = shared_database(MyDatabaseId, false);
 	LWLockRelease(flusso_shared->lock);
+	look_up(entry, name, &owner, &opensearch);
+	flusso_require_reader(owner, name);
+
+	memset(&w, 0, sizeof(w));
+	w.index = name;
+	w.opensearch = opensearch;
+	w.searchable = PG_GETARG_BOOL(2) && opensearch;
+	w.target = wait_target();
+
 	if (entry == NULL)
 	{
 		answer = WAIT_CANNOT;
