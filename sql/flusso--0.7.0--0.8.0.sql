@@ -14,7 +14,7 @@ CREATE FUNCTION flusso_wait(name text, timeout interval DEFAULT '5s',
 							searchable boolean DEFAULT false)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'flusso_wait'
-LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE C STRICT VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION flusso_wait(text, interval, boolean)
 	IS 'wait until every change committed before the call is in the index''s sinks (searchable: and visible to OpenSearch _search); false at the timeout';

@@ -202,6 +202,9 @@ look(DatabaseEntry *entry, Waiter *w)
 	if (status->shipped_lsn < w->target)
 	{
 		status->ship_wanted_lsn = Max(status->ship_wanted_lsn, w->target);
+		/* asked now, the refresh follows in the same pass as the answer */
+		if (w->searchable)
+			status->refresh_wanted_lsn = Max(status->refresh_wanted_lsn, w->target);
 		w->stage = STAGE_SHIPPED;
 		return WAIT_PENDING;
 	}

@@ -27,6 +27,10 @@
  * commit sets the shipper's latch, and a turn with room for a bulk and
  * nothing to send waits for the latch as well as for the oldest bulk.
  *
+ * A turn lasts SHIP_TURN_MS at most, and SHIP_WAITED_TURN_MS while a
+ * session waits for the shipper to tell it how far the index got
+ * (ship_wait.c), which it does between turns.
+ *
  * A bulk that failed, or a build that failed, ends the turn: nothing more
  * is sent, the bulks still in flight are waited for and recorded (what
  * they did is done), the one built and not sent is dropped (its rows stay
@@ -182,6 +186,7 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 {
 	Flight		f = {0};
 	HASHCTL		ctl;
+	TimestampTz started;
 	ListCell   *lc;
 
 	foreach(lc, x->generations)
@@ -199,7 +204,8 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 	f.x = x;
 	f.rt = rt;
 	f.most = x->server->bulks_in_flight;
-	f.end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_TURN_MS);
+	started = GetCurrentTimestamp();
+	f.end = TimestampTzPlusMilliseconds(started, SHIP_TURN_MS);
 	ctl.keysize = sizeof(uint32);
 	ctl.entrysize = sizeof(BusyId);
 	ctl.hcxt = CurrentMemoryContext;
@@ -230,6 +236,10 @@ ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 			continue;
 		}
 		land_oldest(&f, status);
+		/* sessions wait on this index: end the turn soon, to tell them */
+		if (TimestampDifferenceExceeds(started, GetCurrentTimestamp(), SHIP_WAITED_TURN_MS) &&
+			ship_waited_for(x->name))
+			f.end = GetCurrentTimestamp();
 		if (f.stopping && f.ready != NULL)
 		{
 			release(&f, f.ready);

@@ -18,7 +18,13 @@
  * flusso_retry_rejected() queues it again.
  *
  * That look costs a query, so it is taken only while a session waits for
- * more than shipped_lsn says (ship_wanted_lsn), once per turn.  A refresh
+ * more than shipped_lsn says (ship_wanted_lsn), once per turn, and always
+ * against the first position the worker published at or past what they
+ * wait for (ShipRuntime's wait_lsn, wait_at): the rows queued by then are
+ * shipped in a few turns, where a look against the latest one could be
+ * put off for as long as the worker queues more.  A turn of bulks ends
+ * early, after SHIP_WAITED_TURN_MS, while a session waits on its index
+ * (ship_flight.c).  A refresh
  * is sent only while a session waits for _search to see a commit that has
  * been acknowledged and not yet refreshed (refresh_wanted_lsn): one
  * refresh of the served generation answers every session waiting then,
@@ -30,6 +36,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "storage/condition_variable.h"
 #include "utils/timestamp.h"
 
@@ -146,10 +153,18 @@ ship_answer_waiters(ShipIndex *x, ShipRuntime *rt, DatabaseEntry *entry)
 	refresh_wanted = status->refresh_wanted_lsn;
 	LWLockRelease(flusso_shared->lock);
 
-	if (blocked == NULL && ship_wanted > shipped && applied > shipped)
+	/* a position to look for: the first one published that covers a wait */
+	if (rt->wait_lsn > applied || rt->wait_lsn <= shipped)
+		rt->wait_lsn = InvalidXLogRecPtr;
+	if (XLogRecPtrIsInvalid(rt->wait_lsn) && ship_wanted > shipped && applied >= ship_wanted)
 	{
-		if (outbox_drained(x, applied_at, &rejected))
-			shipped = applied;
+		rt->wait_lsn = applied;
+		rt->wait_at = applied_at;
+	}
+	if (blocked == NULL && !XLogRecPtrIsInvalid(rt->wait_lsn))
+	{
+		if (outbox_drained(x, rt->wait_at, &rejected))
+			shipped = rt->wait_lsn;
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		status = shared_index_status(entry, x->name);
 		if (status && rejected)
@@ -180,4 +195,22 @@ ship_answer_waiters(ShipIndex *x, ShipRuntime *rt, DatabaseEntry *entry)
 	}
 	if (moved)
 		shared_progress_made(entry);
+}
+
+/* Does a session wait for the shipper to get further with index? */
+bool
+ship_waited_for(const char *index)
+{
+	DatabaseEntry *entry;
+	IndexStatus *status;
+	bool		waited = false;
+
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	entry = shared_database(MyDatabaseId, false);
+	status = entry ? shared_index_status(entry, index) : NULL;
+	if (status)
+		waited = status->ship_wanted_lsn > status->shipped_lsn ||
+			status->refresh_wanted_lsn > status->refreshed_lsn;
+	LWLockRelease(flusso_shared->lock);
+	return waited;
 }

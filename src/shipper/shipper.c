@@ -109,6 +109,8 @@ runtime_of(const char *index)
 		rt->emptying = -1;
 		rt->emptied_to = NULL;
 		memset(&rt->pace, 0, sizeof(BuildPace));
+		rt->wait_lsn = InvalidXLogRecPtr;
+		rt->wait_at = 0;
 	}
 	return rt;
 }

@@ -73,6 +73,9 @@ typedef struct ShipRuntime
 	int64		emptying;		/* generation being emptied after a truncate */
 	char	   *emptied_to;		/* the last id it deleted (TopMemoryContext) */
 	BuildPace	pace;			/* what building its documents costs lately */
+	/* the commits sessions wait for, and when the worker had them queued */
+	XLogRecPtr	wait_lsn;		/* 0: none */
+	TimestampTz wait_at;
 } ShipRuntime;
 
 /* A step that failed: why, and how long OpenSearch asked to wait. */
@@ -159,5 +162,9 @@ extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status);
 
 /* ship_wait.c */
 extern void ship_answer_waiters(ShipIndex *x, ShipRuntime *rt, DatabaseEntry *entry);
+extern bool ship_waited_for(const char *index);
+
+/* a turn that sessions wait on ends after this long, to tell them */
+#define SHIP_WAITED_TURN_MS 20
 
 #endif							/* FLUSSO_SHIPPER_SHIPPER_H */
