@@ -47,6 +47,9 @@
 #include "store/catalog_rejected.h"
 #include "util/xact.h"
 
+/* what holds an index back while a document of it is quarantined */
+#define REJECTED "Documents of the index are quarantined as rejected (see flusso_rejected())."
+
 /* The generation the index's alias serves, or NULL. */
 static ShipGeneration *
 served_generation(ShipIndex *x)
@@ -133,24 +136,25 @@ ship_answer_waiters(ShipIndex *x, ShipRuntime *rt, DatabaseEntry *entry)
 	XLogRecPtr	refreshed;
 	XLogRecPtr	ship_wanted;
 	XLogRecPtr	refresh_wanted;
-	bool		moved = false;
+	bool		was_rejected;
 	bool		rejected = false;
+	bool		moved = false;
 	ShipGeneration *served;
 
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
 	status = shared_index_status(entry, x->name);
 	if (status == NULL)
 	{
 		LWLockRelease(flusso_shared->lock);
 		return;
 	}
-	publish_blocked(status, blocked, &moved);
 	applied = status->applied_lsn;
 	applied_at = status->applied_at;
 	shipped = status->shipped_lsn;
 	refreshed = status->refreshed_lsn;
 	ship_wanted = status->ship_wanted_lsn;
 	refresh_wanted = status->refresh_wanted_lsn;
+	was_rejected = strcmp(status->ship_blocked, REJECTED) == 0;
 	LWLockRelease(flusso_shared->lock);
 
 	/* a position to look for: the first one published that covers a wait */
@@ -161,24 +165,31 @@ ship_answer_waiters(ShipIndex *x, ShipRuntime *rt, DatabaseEntry *entry)
 		rt->wait_lsn = applied;
 		rt->wait_at = applied_at;
 	}
-	if (blocked == NULL && !XLogRecPtrIsInvalid(rt->wait_lsn))
+	/* looked at while a session waits, or until the quarantine is empty */
+	if (blocked == NULL && (!XLogRecPtrIsInvalid(rt->wait_lsn) || was_rejected))
 	{
-		if (outbox_drained(x, rt->wait_at, &rejected))
+		if (outbox_drained(x, XLogRecPtrIsInvalid(rt->wait_lsn) ? 0 : rt->wait_at, &rejected) &&
+			!XLogRecPtrIsInvalid(rt->wait_lsn))
 			shipped = rt->wait_lsn;
-		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-		status = shared_index_status(entry, x->name);
-		if (status && rejected)
-			publish_blocked(status, "Documents of the index are quarantined as rejected (see flusso_rejected()).", &moved);
-		else if (status && shipped > status->shipped_lsn && status->applied_lsn >= shipped)
+		if (rejected)
+			blocked = REJECTED;
+	}
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	status = shared_index_status(entry, x->name);
+	if (status)
+	{
+		publish_blocked(status, blocked, &moved);
+		if (blocked == NULL && shipped > status->shipped_lsn && status->applied_lsn >= shipped)
 		{
 			status->shipped_lsn = shipped;
 			moved = true;
 		}
-		LWLockRelease(flusso_shared->lock);
 	}
+	LWLockRelease(flusso_shared->lock);
 
 	/* one refresh for every session waiting for _search to see what is shipped */
-	served = blocked == NULL && !rejected ? served_generation(x) : NULL;
+	served = blocked == NULL ? served_generation(x) : NULL;
 	if (served && refresh_wanted > refreshed && shipped > refreshed)
 	{
 		if (os_succeeded(os_refresh(served->server, served->concrete), 0))
