@@ -398,42 +398,17 @@ engine_replaced_tables(Engine *engine)
 
 /*
  * What flusso_status() shows of each index's own backlog: the documents it
- * owes, since when, and what building one costs lately.
+ * owes, since when, and what building one costs lately.  With resolved,
+ * the position the stream has read and resolved up to, once the documents
+ * built so far are committed, also what flusso_wait() waits for
+ * (index/wait.c): how far each index's sinks have got.  An index that owes
+ * nothing has applied every change before resolved; one that owes
+ * documents, every change before the oldest set it owes was read from
+ * (the sets' after); one the engine could not compile, nothing new.  The
+ * sessions that wait are woken when an index got further.
  */
 void
-engine_publish_owed(Engine *engine)
-{
-	DatabaseEntry *entry;
-	ListCell   *lc;
-
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	entry = shared_database(MyDatabaseId, false);
-	foreach(lc, engine->indexes)
-	{
-		EngineIndex *ei = lfirst(lc);
-		IndexStatus *status = entry ? shared_index_status(entry, ei->index->name) : NULL;
-
-		if (status == NULL)
-			continue;
-		status->owed = engine_index_owed_count(ei);
-		status->owed_since = engine_index_owed_since(ei);
-		status->build_ms = ei->pace.ms_each;
-	}
-	LWLockRelease(flusso_shared->lock);
-}
-
-/*
- * What flusso_wait() waits for (index/wait.c): how far each index's sinks
- * have got.  Called once the documents built so far are committed, with
- * the position the stream has read and resolved up to: an index that owes
- * nothing has applied every change before it; one that owes documents,
- * every change before the oldest set it owes was read from (the sets'
- * after).  An index the engine could not compile owes what it cannot
- * build, and is published as having applied nothing new.  Wakes the
- * sessions that wait.
- */
-void
-engine_publish_applied(Engine *engine, XLogRecPtr resolved)
+engine_publish_progress(Engine *engine, XLogRecPtr resolved)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	DatabaseEntry *entry;
@@ -446,13 +421,22 @@ engine_publish_applied(Engine *engine, XLogRecPtr resolved)
 	{
 		EngineIndex *ei = lfirst(lc);
 		IndexStatus *status = entry ? shared_index_status(entry, ei->index->name) : NULL;
-		XLogRecPtr	applied = engine_index_applied(ei, resolved);
+		XLogRecPtr	applied;
 
-		if (status == NULL || XLogRecPtrIsInvalid(applied) || applied <= status->applied_lsn)
+		if (status == NULL)
 			continue;
-		status->applied_lsn = applied;
-		status->applied_at = now;
-		moved = true;
+		status->owed = engine_index_owed_count(ei);
+		status->owed_since = engine_index_owed_since(ei);
+		status->build_ms = ei->pace.ms_each;
+		if (XLogRecPtrIsInvalid(resolved))
+			continue;
+		applied = engine_index_applied(ei, resolved);
+		if (!XLogRecPtrIsInvalid(applied) && applied > status->applied_lsn)
+		{
+			status->applied_lsn = applied;
+			status->applied_at = now;
+			moved = true;
+		}
 	}
 	LWLockRelease(flusso_shared->lock);
 	if (moved)

@@ -39,7 +39,6 @@ extern int64 engine_owed_count(Engine *engine);
 extern void engine_round_begin(Engine *engine);
 extern bool engine_build_owed(Engine *engine, long turn_ms, int64 *written,
 							  int64 *built, bool *turn_over);
-extern void engine_publish_owed(Engine *engine);
-extern void engine_publish_applied(Engine *engine, XLogRecPtr resolved);
+extern void engine_publish_progress(Engine *engine, XLogRecPtr resolved);
 
 #endif							/* FLUSSO_ENGINE_ENGINE_STREAM_H */

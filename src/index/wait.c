@@ -12,7 +12,7 @@
  * session's own last commit, flushed if an asynchronous commit left it
  * behind.  The worker publishes, per index, the position up to which
  * every change is in the table sink and queued for OpenSearch
- * (applied_lsn: engine_publish_applied()); the shipper, while a session
+ * (applied_lsn: engine_publish_progress()); the shipper, while a session
  * waits for it, the positions OpenSearch has acknowledged and refreshed
  * up to (shipper/ship_wait.c).  Both broadcast on the database's condition
  * variable when these move, or when a worker, a shipper or an index can

@@ -230,7 +230,7 @@ catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Engine *engine,
 	/* what the batch read, each index owes now: its own lag says how long */
 	entry->oldest_unresolved = 0;
 	LWLockRelease(flusso_shared->lock);
-	engine_publish_owed(engine);
+	engine_publish_progress(engine, InvalidXLogRecPtr);
 	return CATCHUP_RESOLVED;
 }
 
@@ -283,7 +283,7 @@ catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine)
 		if (built > 0)
 			entry->build_rate = (double) built * 1000.0 / Max(took_ms, 1);
 		LWLockRelease(flusso_shared->lock);
-		engine_publish_owed(engine);
+		engine_publish_progress(engine, InvalidXLogRecPtr);
 	}
 	if (!engine_has_owed(engine))
 		catchup->owed_since = 0;

@@ -563,7 +563,7 @@ run(WorkerState *ws)
 			cdc_confirm(ws->stream, ws->stream->confirmed, flusso_slot_save_interval);
 		publish_progress(ws, !more && !engine_has_owed(ws->engine));
 		/* what every index's sinks hold now, for flusso_wait() */
-		engine_publish_applied(ws->engine, cdc_position(ws->stream));
+		engine_publish_progress(ws->engine, cdc_position(ws->stream));
 
 		/*
 		 * A seed ready for its next step does not wait, nor do documents
