@@ -66,9 +66,28 @@ served_generation(ShipIndex *x)
 	return NULL;
 }
 
+/* Is a generation of x being seeded, or seeded and not yet served? */
+static bool
+generation_coming(ShipIndex *x)
+{
+	ListCell   *lc;
+
+	foreach(lc, x->generations)
+	{
+		ShipGeneration *g = lfirst(lc);
+
+		if (strcmp(g->state, "seeding") == 0 || strcmp(g->state, "seeded") == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Why shipping cannot take x's changes into OpenSearch now, in words that
- * quote nothing (flusso_status() has the details), or NULL.
+ * quote nothing (flusso_status() has the details), or NULL.  While a new
+ * generation is on its way, the one served may miss what the new one is
+ * seeded for (a rewritten table, a changed definition), as the table sink
+ * may during its seed: no wait is answered true then either.
  */
 static const char *
 blocked_by(ShipIndex *x, ShipRuntime *rt)
@@ -81,8 +100,8 @@ blocked_by(ShipIndex *x, ShipRuntime *rt)
 		return "Shipping to OpenSearch is stopped (see ship_error in flusso_status()).";
 	if (rt->failures > 0)
 		return "Shipping to OpenSearch is failing (see ship_error in flusso_status()).";
-	if (served_generation(x) == NULL)
-		return "No OpenSearch index is served yet: the index is being seeded.";
+	if (served_generation(x) == NULL || generation_coming(x))
+		return "The index is being seeded into a new OpenSearch index: the one served may miss changes until it is replaced.";
 	return NULL;
 }
 

@@ -114,6 +114,21 @@ ok(poll_until(sub { $node->safe_psql('shop', q{SELECT flusso_wait('things', '1s'
 	'the node back: true');
 is(label_of(4), 'before the kill', 'and OpenSearch has the change');
 
+# A new generation seeded (flusso_resnapshot): false while it is on its
+# way, since the one served may miss what it is seeded for.
+$proxy->fault('slow 2');
+$node->safe_psql('shop', q{SELECT flusso_resnapshot('things')});
+ok(poll_until(sub { $node->safe_psql('shop', q{SELECT count(*) FROM flusso.opensearch_generation
+		WHERE index_name = 'things' AND state IN ('seeding', 'seeded')}) eq '1' }),
+	'a new generation is being seeded');
+($out, $err, $took) = wait_for(q{SELECT flusso_wait('things', '60s')});
+is($out, 'f', 'a new generation on its way: false');
+ok($took < 15, sprintf('promptly (%.1f s of 60)', $took));
+like($err, qr/DETAIL:  The index is being seeded/, 'a NOTICE says why');
+$proxy->fault('pass');
+ok(OpenSearchNode::caught_up($node, 'shop', 'things'), 'the new generation is served');
+is($node->safe_psql('shop', q{SELECT flusso_wait('things', '30s')}), 't', 'then true');
+
 # Rejected documents: false at once while one is quarantined.
 $node->safe_psql('shop', q{
 	CREATE TABLE gadgets (id int PRIMARY KEY, addr text);
