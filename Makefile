@@ -37,6 +37,9 @@ EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 # pg_regress inputs where pg_regress looks by default: sql/<name>.sql
 # (beside the install scripts, flusso--*.sql) and expected/<name>.out; run
 # by test/check.sh, and by installcheck
+# in UTF-8, whatever the server's default: the capture test feeds
+# flusso_change_text() bytes that are not text in it
+REGRESS_OPTS = --encoding=UTF8
 REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile statements
 # What packagers run (pg_buildext): `make installcheck` runs REGRESS against
 # the server PGHOST/PGPORT name, configured as test/flusso.conf says, then

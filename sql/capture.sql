@@ -142,6 +142,49 @@ SELECT * FROM pg_temp.changes('columns', 'cap_parent');
 SELECT * FROM pg_temp.changes('reads', 'cap_parent:id');
 SELECT flusso_change_text('\x0102'::bytea);
 
+-- Records made by hand.  pg_temp.record(value) is an update of public.t
+-- (one column, "id") whose old value is the bytes given, with the length
+-- they have (len NULL) or the one given, and whose new value is '43': the
+-- first is well formed.
+CREATE FUNCTION pg_temp.record(value bytea, len bigint DEFAULT NULL) RETURNS bytea
+LANGUAGE sql AS $$
+	SELECT '\x0155'::bytea || '\x00000007'::bytea || '\x0000000001000000'::bytea
+		|| '\x0000000000000000'::bytea || '\x00004000'::bytea
+		|| '\x06'::bytea || convert_to('public', 'UTF8') || '\x01'::bytea || convert_to('t', 'UTF8')
+		|| '\x01'::bytea || '\x02'::bytea || convert_to('id', 'UTF8')
+		|| '\x03'::bytea || '\x74'::bytea
+		|| substring(int8send(coalesce(len, length(value))) FROM 5 FOR 4) || value
+		|| '\x74'::bytea || '\x00000002'::bytea || convert_to('43', 'UTF8')
+$$;
+-- true if flusso_change_text() refuses the record with the expected error
+CREATE FUNCTION pg_temp.refused(r bytea) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM flusso_change_text(r);
+	RETURN false;
+EXCEPTION WHEN invalid_binary_representation THEN
+	RETURN SQLERRM = 'invalid flusso change record';
+END
+$$;
+SELECT flusso_change_text(pg_temp.record(convert_to('42', 'UTF8')));
+SELECT op, relid, schema_name, table_name, xid, commit_lsn
+FROM flusso_change(pg_temp.record(convert_to('42', 'UTF8')));
+-- value lengths that would move the cursor past the end, or wrap around
+SELECT flusso_change_text(pg_temp.record(convert_to('42', 'UTF8'), 2147483632));  -- 0x7ffffff0
+SELECT flusso_change_text(pg_temp.record(convert_to('42', 'UTF8'), 2147483647));  -- 0x7fffffff
+SELECT flusso_change(pg_temp.record(convert_to('42', 'UTF8'), 2147483648));       -- 0x80000000
+SELECT flusso_change(pg_temp.record(convert_to('42', 'UTF8'), 4294967295));       -- 0xffffffff
+SELECT flusso_change_text(pg_temp.record(convert_to('42', 'UTF8'), 3));
+-- truncated at every length, and one byte too many
+SELECT count(*) AS truncated_records_refused
+FROM generate_series(0, length(pg_temp.record(convert_to('42', 'UTF8'))) - 1) n,
+	LATERAL (SELECT substring(pg_temp.record(convert_to('42', 'UTF8')) FROM 1 FOR n) AS r) t
+WHERE NOT pg_temp.refused(t.r);
+SELECT flusso_change_text(pg_temp.record(convert_to('42', 'UTF8')) || '\x00'::bytea);
+-- a name longer than what follows, a NUL inside a value, bytes that are not text
+SELECT flusso_change_text(overlay(pg_temp.record(convert_to('42', 'UTF8')) PLACING '\xff'::bytea FROM 34 FOR 1));
+SELECT flusso_change_text(pg_temp.record('\x340032'::bytea));
+SELECT flusso_change_text(pg_temp.record('\xc328'::bytea));
+
 SELECT pg_drop_replication_slot('cap_slot');
 DROP PUBLICATION flusso;
 DROP TABLE cap_parent, cap_child, cap_pair, cap_hidden, cap_big, cap_events;

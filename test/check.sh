@@ -111,7 +111,7 @@ suite() {
 		"$PGXS_DIR/src/test/regress/pg_regress" \
 		--bindir="$PG_BINDIR" --inputdir="$work" --outputdir="$work" \
 		--temp-instance="$work/tmp_regress" --temp-config="$work/test/cluster.conf" \
-		--dbname=contrib_regression "${regress[@]}"; then
+		--dbname=contrib_regression --encoding=UTF8 "${regress[@]}"; then
 		[ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"
 		failures+=("PostgreSQL $major, pg_regress: see regression.diffs above")
 		status=1

@@ -14,6 +14,7 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/pg_lsn.h"
 #include "utils/timestamp.h"
@@ -23,10 +24,44 @@
 PG_FUNCTION_INFO_V1(flusso_change_text);
 PG_FUNCTION_INFO_V1(flusso_change);
 
+/*
+ * Is every name and value of a record text of the database's encoding?
+ * What is rendered from the caller's bytes must be.
+ */
+static bool
+valid_strings(const ThinChange *change)
+{
+	const ThinValue *rows[2] = {change->old_values, change->new_values};
+
+	if (!pg_verifymbstr(change->nspname, strlen(change->nspname), true) ||
+		!pg_verifymbstr(change->relname, strlen(change->relname), true))
+		return false;
+	for (int i = 0; i < change->ncolumns; i++)
+	{
+		if (!pg_verifymbstr(change->columns[i], strlen(change->columns[i]), true))
+			return false;
+		for (int r = 0; r < lengthof(rows); r++)
+		{
+			const ThinValue *value = rows[r] ? &rows[r][i] : NULL;
+
+			if (value && value->kind == THIN_TEXT &&
+				!pg_verifymbstr(value->text, strlen(value->text), true))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Read a record passed by the caller: any bytes at all, so every length
+ * is checked against what is there (cdc/thin_change.c), and every string
+ * against the encoding.
+ */
 static void
 read_argument(bytea *record, ThinChange *change)
 {
-	if (!thin_change_read(VARDATA_ANY(record), VARSIZE_ANY_EXHDR(record), change))
+	if (!thin_change_read(VARDATA_ANY(record), VARSIZE_ANY_EXHDR(record), change) ||
+		!valid_strings(change))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid flusso change record"),

@@ -90,17 +90,24 @@ typedef struct Reader
 	bool		ok;
 } Reader;
 
+/*
+ * The next n bytes, or NULL once the record is too short.  The test never
+ * adds to pos: a length read from the record may be anything up to
+ * 0xffffffff, and pos + n would wrap around; len - pos cannot, since pos
+ * never passes len.
+ */
 static const char *
-take(Reader *r, int n)
+take(Reader *r, int64 n)
 {
-	const char *p = r->data + r->pos;
+	const char *p;
 
-	if (!r->ok || n < 0 || r->pos + n > r->len)
+	if (!r->ok || n < 0 || n > r->len - r->pos)
 	{
 		r->ok = false;
 		return NULL;
 	}
-	r->pos += n;
+	p = r->data + r->pos;
+	r->pos += (int) n;
 	return p;
 }
 
@@ -115,12 +122,18 @@ take_uint(Reader *r, int bytes)
 	return v;
 }
 
+/* A name or a value: text, so a NUL byte in it makes the record malformed. */
 static char *
-take_string(Reader *r, int len)
+take_string(Reader *r, int64 len)
 {
 	const char *p = take(r, len);
 
-	return p ? pnstrdup(p, len) : NULL;
+	if (p == NULL || memchr(p, '\0', len) != NULL)
+	{
+		r->ok = false;
+		return NULL;
+	}
+	return pnstrdup(p, len);
 }
 
 static ThinValue *
@@ -132,7 +145,7 @@ read_row(Reader *r, int ncolumns)
 	{
 		values[i].kind = (ThinValueKind) take_uint(r, 1);
 		if (values[i].kind == THIN_TEXT)
-			values[i].text = take_string(r, (int) take_uint(r, 4));
+			values[i].text = take_string(r, (int64) take_uint(r, 4));
 		else if (values[i].kind != THIN_NULL && values[i].kind != THIN_UNCHANGED &&
 				 values[i].kind != THIN_MISSING)
 			r->ok = false;
@@ -176,12 +189,12 @@ thin_change_read(const char *data, int len, ThinChange *change)
 	change->commit_end_lsn = (XLogRecPtr) take_uint(&r, 8);
 	change->commit_time = (TimestampTz) take_uint(&r, 8);
 	change->relid = (Oid) take_uint(&r, 4);
-	change->nspname = take_string(&r, (int) take_uint(&r, 1));
-	change->relname = take_string(&r, (int) take_uint(&r, 1));
+	change->nspname = take_string(&r, (int64) take_uint(&r, 1));
+	change->relname = take_string(&r, (int64) take_uint(&r, 1));
 	change->ncolumns = (int) take_uint(&r, 1);
 	change->columns = palloc0(sizeof(char *) * Max(change->ncolumns, 1));
 	for (int i = 0; i < change->ncolumns && r.ok; i++)
-		change->columns[i] = take_string(&r, (int) take_uint(&r, 1));
+		change->columns[i] = take_string(&r, (int64) take_uint(&r, 1));
 	flags = (int) take_uint(&r, 1);
 	if (flags & THIN_HAS_OLD)
 		change->old_values = read_row(&r, change->ncolumns);
