@@ -20,6 +20,7 @@
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_publication.h"
+#include "storage/lock.h"
 #include "utils/acl.h"
 
 /* 16 moved the varlena macros (VARDATA_ANY, ...) out of postgres.h */
@@ -129,6 +130,22 @@
 #endif
 
 /* 18 replaced the postfix pg_attribute_noreturn() by the prefix pg_noreturn */
+/* Does this backend hold a lock on tag in mode or a stronger one? (17: orstronger) */
+#if PG_VERSION_NUM >= 170000
+#define compat_lock_held_at_least(tag, mode) LockHeldByMe((tag), (mode), true)
+#else
+static inline bool
+compat_lock_held_at_least(const LOCKTAG *tag, LOCKMODE mode)
+{
+	for (LOCKMODE m = mode; m <= MaxLockMode; m++)
+	{
+		if (LockHeldByMe(tag, m))
+			return true;
+	}
+	return false;
+}
+#endif
+
 #if PG_VERSION_NUM < 180000 && !defined(pg_noreturn)
 #define pg_noreturn pg_attribute_noreturn()
 #endif

@@ -30,14 +30,21 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/condition_variable.h"
+#include "storage/lock.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "flusso.h"
 #include "index/access.h"
 #include "ipc/catalog_changes.h"
 #include "ipc/shared.h"
@@ -92,6 +99,22 @@ typedef struct KnownIndex
 
 static KnownIndex known_index;
 
+/*
+ * The tables the worker writes: flusso's own and the documents tables,
+ * the seeds' new ones too, as this session read them from pg_class while
+ * flusso's tables and the catalog have not changed since (its own
+ * relcache invalidations are counted from the first wait on).
+ */
+typedef struct WrittenTables
+{
+	bool		read;
+	uint64		changes;		/* catalog_changes_count() when read */
+	int			ntables;
+	Oid		   *relids;			/* in TopMemoryContext */
+} WrittenTables;
+
+static WrittenTables written;
+
 /* The owner of index name, and whether it has an OpenSearch sink. */
 static void
 look_up(DatabaseEntry *entry, const char *name, Oid *owner, bool *opensearch)
@@ -116,6 +139,70 @@ look_up(DatabaseEntry *entry, const char *name, Oid *owner, bool *opensearch)
 		known_index.owner = *owner;
 		known_index.opensearch = *opensearch;
 	}
+}
+
+/* Read the tables the worker writes, unless what was read still holds. */
+static void
+read_written_tables(DatabaseEntry *entry)
+{
+	static bool watching = false;
+	Datum		schemas[3] = {CStringGetTextDatum(FLUSSO_SCHEMA),
+		CStringGetTextDatum(FLUSSO_DOCS_SCHEMA), CStringGetTextDatum(FLUSSO_SEED_SCHEMA)};
+	Oid			types[1] = {TEXTARRAYOID};
+	Datum		values[1];
+	uint64		changes;
+
+	if (!watching)
+	{
+		catalog_changes_watch(NULL, 0);
+		watching = true;
+	}
+	changes = catalog_changes_count(entry);
+	if (written.read && written.changes == changes)
+		return;
+	values[0] = PointerGetDatum(construct_array(schemas, 3, TEXTOID, -1, false, TYPALIGN_INT));
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT c.oid FROM pg_catalog.pg_class c "
+							  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+							  "WHERE n.nspname OPERATOR(pg_catalog.=) ANY ($1) "
+							  "AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tables the flusso worker writes");
+	if (written.relids)
+		pfree(written.relids);
+	written.relids = MemoryContextAlloc(TopMemoryContext, sizeof(Oid) * Max(SPI_processed, 1));
+	written.ntables = (int) SPI_processed;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		written.relids[i] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	written.read = true;
+	written.changes = changes;
+}
+
+/*
+ * A table the worker writes that this session holds a lock on that its
+ * writes would wait for (SHARE or stronger: LOCK TABLE ... IN SHARE
+ * MODE), or InvalidOid.  The worker would wait for this transaction to
+ * end, every index of the database with it: a wait could only time out.
+ */
+static Oid
+table_locked_against_worker(DatabaseEntry *entry)
+{
+	read_written_tables(entry);
+	for (int i = 0; i < written.ntables; i++)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, written.relids[i]);
+		if (compat_lock_held_at_least(&tag, ShareLock))
+			return written.relids[i];
+	}
+	return InvalidOid;
 }
 
 /*
@@ -274,6 +361,7 @@ flusso_wait(PG_FUNCTION_ARGS)
 	DatabaseEntry *entry;
 	Waiter		w;
 	WaitAnswer	answer;
+	Oid			locked;
 
 	flusso_require_admin();
 	if (RecoveryInProgress())
@@ -304,6 +392,16 @@ flusso_wait(PG_FUNCTION_ARGS)
 		answer = WAIT_CANNOT;
 		strlcpy(w.why, "No flusso worker keeps this database up to date (see flusso_status()).",
 				FLUSSO_ERROR_LEN);
+	}
+	else if (OidIsValid(locked = table_locked_against_worker(entry)))
+	{
+		char	   *table = get_rel_name(locked);
+
+		answer = WAIT_CANNOT;
+		snprintf(w.why, FLUSSO_ERROR_LEN,
+				 "This transaction holds a lock on table %s that the flusso worker's writes wait for: no index of the database gets further until it ends.",
+				 table ? quote_qualified_identifier(get_namespace_name(get_rel_namespace(locked)), table)
+				 : "(dropped)");
 	}
 	else
 		answer = wait_for(entry, &w,

@@ -6,7 +6,8 @@
 # index is being seeded, when the worker stops while a session waits, and
 # before the worker is back.  A crash of the server ends a waiting session
 # with an error, never a true; once the server is back, the change is there
-# when flusso_wait() says so.  Misuse is refused: inside a transaction that
+# when flusso_wait() says so.  Inside a transaction that holds a lock the
+# worker's writes wait for, false at once with a NOTICE.  Misuse is refused: inside a transaction that
 # wrote, without flusso_admin, without SELECT on the documents, with a
 # negative timeout.
 
@@ -144,6 +145,25 @@ ok(poll_until(sub { my ($rc, $out) = $node->psql('shop', q{SELECT flusso_wait('t
 	'after the restart, the wait returns true');
 is($node->safe_psql('shop', q{SELECT doc->>'label' FROM flusso_docs.things WHERE id = '8'}), 'before the crash',
 	'and the change committed before the crash is in the documents');
+
+# A transaction that holds a lock the worker's writes wait for (on the
+# index's documents, another index's or flusso's own tables): the worker,
+# and every index with it, waits for it to end, so a wait could only time
+# out.  false at once, with a NOTICE naming the table; a lock that does
+# not stand in the worker's way changes nothing.
+for my $table ('flusso_docs.things', 'flusso_docs.parts', 'flusso.signal')
+{
+	my $began = time;
+	my ($rc, $out, $err) = $node->psql('shop', qq{BEGIN; LOCK TABLE $table IN SHARE MODE;
+		SELECT flusso_wait('things', '12s'); COMMIT;});
+	my $took = time - $began;
+	is($out, 'f', "a lock on $table held by the waiting transaction: false");
+	cmp_ok($took, '<', 3, sprintf('at once (%.2f s of 12)', $took));
+	like($err, qr/NOTICE:  index "things" cannot be waited for now\nDETAIL:  This transaction holds a lock on table \Q$table\E that the flusso worker's writes wait for: no index of the database gets further until it ends\./,
+		'with a NOTICE naming the table');
+}
+is($node->safe_psql('shop', q{BEGIN; LOCK TABLE flusso_docs.things IN ROW EXCLUSIVE MODE;
+	SELECT flusso_wait('things', '12s'); COMMIT;}), 't', 'a lock in the way of nothing: true');
 
 # Misuse.
 my ($rc, $out, $err) = $node->psql('shop', q{BEGIN; UPDATE things SET label = 'mine' WHERE id = 9; SELECT flusso_wait('things'); COMMIT;});
