@@ -23,8 +23,13 @@ CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://a:
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://a:9200, http://a:9200/');
 -- (a URL with credentials is not repeated in the error)
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'http://a:9200, https://u:secret@b:9200');
+-- one scheme for every node: the credentials never go in clear text to one
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://a:9200, http://b:9200');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'HTTP://a:9200, https://b:9200');
 CREATE SERVER nodes FOREIGN DATA WRAPPER flusso_opensearch
-	OPTIONS (url 'http://a:9200, http://b:9200/ , https://c:9200');
+	OPTIONS (url 'https://a:9200, https://b:9200/ , HTTPS://c:9200');
+ALTER SERVER nodes OPTIONS (SET url 'https://a:9200, http://c:9200');
+SELECT srvoptions FROM pg_foreign_server WHERE srvname = 'nodes';
 DROP SERVER nodes;
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix 'Upper-');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', index_prefix '_x');
@@ -159,6 +164,14 @@ ALTER SERVER search OPTIONS (SET index_prefix 'regress');
 ALTER FOREIGN DATA WRAPPER flusso_opensearch VALIDATOR flusso_opensearch_validator;
 SELECT index, severity, message, hint FROM flusso_check()
 WHERE index = 'owned' AND path = 'sinks.opensearch' AND severity = 'warning';
+-- a url set before 0.9.0 that mixes http and https nodes: the http ones
+-- are never used, and check says so
+ALTER FOREIGN DATA WRAPPER flusso_opensearch NO VALIDATOR;
+ALTER SERVER search OPTIONS (SET url 'https://127.0.0.1:1/, http://127.0.0.1:2/');
+ALTER FOREIGN DATA WRAPPER flusso_opensearch VALIDATOR flusso_opensearch_validator;
+SELECT index, severity, message, hint FROM flusso_check()
+WHERE index = 'owned' AND path = 'sinks.opensearch' AND message LIKE '%http nodes beside%';
+ALTER SERVER search OPTIONS (SET url 'http://127.0.0.1:1/');
 -- and no index is given such a server
 SET ROLE regress_os_owner;
 SELECT flusso_set_sinks('owned', ARRAY['table', 'search']);

@@ -32,42 +32,81 @@
 #include "store/catalog_sink.h"
 #include "opensearch/api.h"
 #include "opensearch/json.h"
+#include "opensearch/nodes.h"
 #include "sink/sink.h"
 
 #define PATH "sinks.opensearch"
 
 /*
- * A server that names several nodes of its cluster: does each answer?
- * Those that do not are set aside by the shipper, which sends to the
- * others; a warning each, and an info row with how many answer.  (The
- * cluster as a whole, credentials and mapping, is asked through any node
- * afterwards.)
+ * The nodes a server names: does each answer, and are they one cluster?
+ * Those that do not answer are set aside by the shipper, which sends to
+ * the others: a warning each.  One of another cluster (its cluster_uuid,
+ * from GET /) is never sent anything: an error.  Then an info row with
+ * how many answer, and their cluster.  (The cluster as a whole,
+ * credentials and mapping, is asked through a node of it afterwards.)
+ * http nodes named beside https ones are never used: an error.
  */
 static void
 check_nodes(DiagnosticSink *dsink, const OpenSearchServer *server)
 {
 	int			answering = 0;
+	const char *uuid = "";
+	const char *name = "";
+	bool		decided;
 
+	if (server->nodes_left_out)
+		diag_add(dsink, SEVERITY_ERROR, PATH,
+				 psprintf("Name every node with https://: ALTER SERVER %s OPTIONS (SET url '...').",
+						  quote_identifier(server->name)),
+				 "OpenSearch server \"%s\" names http nodes beside https ones (%s): they are never used, so that the user mapping's credentials never travel in clear text",
+				 server->name, server->nodes_left_out);
 	if (server->nnodes < 2)
 		return;
+	os_nodes_identify(server, true);
+	decided = os_nodes_cluster(server, &uuid, &name);
 	for (int i = 0; i < server->nnodes; i++)
 	{
-		HttpRequest *req = http_request_to_node(server, server->nodes[i], "GET", "/");
+		const NodeIdentity *id = os_node_identity(server, server->nodes[i]);
 
-		http_run(req);
-		if (req->status != 0)
+		switch (id->membership)
 		{
-			answering++;
-			continue;
+			case NODE_MEMBER:
+			case NODE_IDENTIFIED:
+				answering++;
+				break;
+			case NODE_UNKNOWN:
+				diag_add(dsink, SEVERITY_WARNING, PATH,
+						 "Requests go to the nodes that answer; a node is tried again now and then.",
+						 "node %s of OpenSearch server \"%s\" cannot be reached: %s",
+						 server->nodes[i], server->name, id->problem);
+				break;
+			case NODE_STRANGER:
+				diag_add(dsink, SEVERITY_ERROR, PATH,
+						 psprintf("Name only nodes of one cluster: ALTER SERVER %s OPTIONS (SET url '...').",
+								  quote_identifier(server->name)),
+						 "node %s of OpenSearch server \"%s\" belongs to cluster \"%s\" (%s), not to cluster \"%s\" (%s) of its other nodes: it is set aside, and nothing it answers counts",
+						 server->nodes[i], server->name, id->cluster_name, id->cluster_uuid,
+						 name, uuid);
+				break;
+			case NODE_UNVERIFIED:
+				answering++;
+				diag_add(dsink, SEVERITY_WARNING, PATH,
+						 "Let the user mapping's role read the cluster's identity (cluster:monitor/main), so that flusso can tell that every node is of one cluster.",
+						 decided
+						 ? "node %s of OpenSearch server \"%s\" does not say which cluster it belongs to (%s): it is set aside, since its other nodes do"
+						 : "node %s of OpenSearch server \"%s\" does not say which cluster it belongs to (%s): flusso cannot tell that the server's nodes are one cluster",
+						 server->nodes[i], server->name, id->problem);
+				break;
 		}
-		diag_add(dsink, SEVERITY_WARNING, PATH,
-				 "Requests go to the nodes that answer; a node is tried again now and then.",
-				 "node %s of OpenSearch server \"%s\" cannot be reached: %s",
-				 server->nodes[i], server->name, req->error);
 	}
-	diag_add(dsink, SEVERITY_INFO, PATH, NULL,
-			 "%d of the %d nodes of OpenSearch server \"%s\" answer",
-			 answering, server->nnodes, server->name);
+	if (decided)
+		diag_add(dsink, SEVERITY_INFO, PATH, NULL,
+				 "%d of the %d nodes of OpenSearch server \"%s\" answer; its cluster is \"%s\" (%s)",
+				 answering, server->nnodes, server->name, name, uuid);
+	else
+		diag_add(dsink, SEVERITY_INFO, PATH, NULL,
+				 "%d of the %d nodes of OpenSearch server \"%s\" answer",
+				 answering, server->nnodes, server->name);
 }
 
 /* Can the cluster be reached, with the owner's credentials? */

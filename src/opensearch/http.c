@@ -46,7 +46,8 @@ struct HttpPool
 	int			nsockets;
 	int			capacity;
 	long		timer_ms;		/* libcurl's next timeout, -1: none */
-	int			in_flight;
+	int			in_flight;		/* requests, unsent ones included */
+	List	   *unsent;			/* unsendable: they end at the next look */
 };
 
 static bool curl_ready = false;
@@ -183,15 +184,24 @@ http_pool_create(void)
 	return pool;
 }
 
+/*
+ * Start req.  One no node may be sent (req->unsendable) is not started:
+ * it ends at the next look at the pool, as if its node could not be
+ * reached, so that its caller sees it end as any other.
+ */
 void
 http_pool_add(HttpPool *pool, HttpRequest *req)
 {
 	MemoryContext old;
 
-	if (curl_multi_add_handle(pool->multi, req->easy) != CURLM_OK)
+	if (!req->unsendable &&
+		curl_multi_add_handle(pool->multi, req->easy) != CURLM_OK)
 		ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR), errmsg("libcurl could not start a request")));
 	old = MemoryContextSwitchTo(TopMemoryContext);
-	pool->requests = lappend(pool->requests, req);
+	if (req->unsendable)
+		pool->unsent = lappend(pool->unsent, req);
+	else
+		pool->requests = lappend(pool->requests, req);
 	MemoryContextSwitchTo(old);
 	pool->in_flight++;
 }
@@ -216,6 +226,8 @@ http_pool_wait(HttpPool *pool, long timeout_ms)
 
 	if (pool->timer_ms >= 0 && pool->timer_ms < wait_ms)
 		wait_ms = pool->timer_ms;
+	if (pool->unsent != NIL)
+		wait_ms = 0;
 	set = compat_create_wait_event_set(nevents);
 	AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 	AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
@@ -327,6 +339,15 @@ http_pool_next_done(HttpPool *pool)
 	CURLMsg    *msg;
 	int			left;
 
+	if (pool->unsent != NIL)
+	{
+		HttpRequest *req = linitial(pool->unsent);
+
+		pool->unsent = list_delete_first(pool->unsent);
+		pool->in_flight--;
+		finish(req, CURLE_COULDNT_CONNECT);
+		return req;
+	}
 	while ((msg = curl_multi_info_read(pool->multi, &left)) != NULL)
 	{
 		HttpRequest *req = NULL;
@@ -368,6 +389,10 @@ http_pool_abandon(HttpPool *pool)
 	}
 	list_free(pool->requests);
 	pool->requests = NIL;
+	foreach(lc, pool->unsent)
+		release_handle((HttpRequest *) lfirst(lc));
+	list_free(pool->unsent);
+	pool->unsent = NIL;
 	pool->in_flight = 0;
 }
 

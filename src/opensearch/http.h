@@ -58,6 +58,8 @@ typedef struct HttpRequest
 	void	   *headers;
 	bool		out_of_memory;
 	bool		too_large;		/* the response passed response_limit */
+	bool		unsendable;		/* no node of its server may be sent it: it
+								 * ends at once, error saying why */
 } HttpRequest;
 
 extern void http_init_process(void);

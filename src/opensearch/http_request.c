@@ -158,7 +158,16 @@ make_request(const OpenSearchServer *server, const char *node, const char *metho
 	if (easy == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("could not create a libcurl handle")));
 	req->easy = easy;
-	http_request_set_node(req, node ? node : os_node_pick(server, NULL));
+	if (node == NULL && (node = os_node_pick(server, NULL)) == NULL)
+	{
+		/* its URL is never used: the request ends unsent (http.c) */
+		node = server->nodes[0];
+		req->unsendable = true;
+		snprintf(req->error, sizeof(req->error),
+				 "no node of OpenSearch server \"%s\" is known to belong to the cluster its other nodes form",
+				 server->name);
+	}
+	http_request_set_node(req, node);
 	set_long(easy, CURLOPT_NOSIGNAL, 1L);
 	set(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	set_long(easy, CURLOPT_FOLLOWLOCATION, 0L);

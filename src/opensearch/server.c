@@ -35,6 +35,7 @@
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
+#include "lib/stringinfo.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -140,15 +141,16 @@ split_urls(const char *value)
 
 /*
  * http(s)://host[:port][/path], without credentials, query or fragment;
- * named, when it is one of several.
+ * named, when it is one of several.  Its scheme, lowercase.
  */
-static void
+static char *
 check_one_url(const DefElem *def, const char *value, bool named)
 {
 	CURLU	   *url = curl_url();
 	char	   *part = NULL;
 	const char *problem = NULL;
 	bool		credentials = false;
+	char	   *scheme;
 
 	if (url == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
@@ -175,6 +177,7 @@ check_one_url(const DefElem *def, const char *value, bool named)
 			curl_free(p);
 		}
 	}
+	scheme = part ? pstrdup(part) : NULL;
 	curl_free(part);
 	curl_url_cleanup(url);
 	if (value[0] == '\0')
@@ -186,18 +189,32 @@ check_one_url(const DefElem *def, const char *value, bool named)
 					 credentials
 					 ? "Put the user and password in a user mapping: CREATE USER MAPPING FOR ... SERVER ... OPTIONS (user '...', password '...')."
 					 : "Give the cluster's base URL, such as https://search.example.com:9200, or the base URLs of several of its nodes, separated by commas.");
+	return scheme;
 }
 
-/* One base URL, or several distinct ones, each well formed. */
+/*
+ * One base URL, or several distinct ones, each well formed, all of one
+ * scheme: the user mapping's credentials go to every node, and a server
+ * that reads as TLS must never send them to one in clear text.
+ */
 static void
 check_url(const DefElem *def, const char *value)
 {
 	List	   *urls = split_urls(value);
+	char	   *first_scheme = NULL;
 	ListCell   *lc;
 
 	foreach(lc, urls)
 	{
-		check_one_url(def, lfirst(lc), list_length(urls) > 1);
+		char	   *scheme = check_one_url(def, lfirst(lc), list_length(urls) > 1);
+
+		if (first_scheme == NULL)
+			first_scheme = scheme;
+		else if (strcmp(scheme, first_scheme) != 0)
+			option_error(def,
+						 psprintf("The URL %s is %s, the first one %s: the nodes of a server are all reached one way.",
+								  (char *) lfirst(lc), scheme, first_scheme),
+						 "Give every node the same scheme, https:// wherever the cluster speaks TLS, so that the user mapping's credentials never travel in clear text.");
 		for (ListCell *other = list_head(urls); other != lc; other = lnext(urls, other))
 		{
 			if (strcmp(lfirst(other), lfirst(lc)) == 0)
@@ -446,6 +463,36 @@ mapping_options(Oid role, Oid serverid, bool *found)
 }
 
 /*
+ * The nodes of a url, but its http ones when it names https ones too: a
+ * server made before such a url was refused (check_url) never sends its
+ * credentials in clear text.  *left_out lists those left out, or is NULL.
+ */
+static List *
+keep_one_scheme(List *urls, char **left_out)
+{
+	List	   *kept = NIL;
+	StringInfoData out;
+	ListCell   *lc;
+
+	*left_out = NULL;
+	foreach(lc, urls)
+	{
+		if (pg_strncasecmp(lfirst(lc), "https://", 8) == 0)
+			kept = lappend(kept, lfirst(lc));
+	}
+	if (kept == NIL || list_length(kept) == list_length(urls))
+		return urls;
+	initStringInfo(&out);
+	foreach(lc, urls)
+	{
+		if (!list_member_ptr(kept, lfirst(lc)))
+			appendStringInfo(&out, "%s%s", out.len > 0 ? ", " : "", (char *) lfirst(lc));
+	}
+	*left_out = out.data;
+	return kept;
+}
+
+/*
  * The server named server_name, which must be a flusso_opensearch server,
  * with the credentials of role's user mapping (or PUBLIC's).  NULL when
  * there is no such server and missing_ok.
@@ -478,7 +525,7 @@ os_server_load(const char *server_name, Oid role, bool missing_ok)
 	server->role = role;
 	url = option(fs->options, "url", "");
 	server->url = url;
-	nodes = split_urls(url);
+	nodes = keep_one_scheme(split_urls(url), &server->nodes_left_out);
 	server->nnodes = list_length(nodes);
 	server->nodes = palloc(sizeof(char *) * server->nnodes);
 	for (int i = 0; i < server->nnodes; i++)

@@ -22,6 +22,9 @@ typedef struct OpenSearchServer
 	char	   *url;			/* the option: one base URL, or several */
 	char	  **nodes;			/* each base URL, without a trailing '/' */
 	int			nnodes;
+	char	   *nodes_left_out; /* http nodes of a server that names https
+								 * ones too (made before that was refused):
+								 * never sent credentials, nor anything */
 	char	   *index_prefix;
 	char	   *ca_file;
 	char	   *client_cert;

@@ -52,9 +52,24 @@
 #include "store/catalog_outbox.h"
 #include "opensearch/bulk.h"
 #include "opensearch/http.h"
+#include "opensearch/nodes.h"
 #include "shipper/ship_batch.h"
 #include "shipper/shipper.h"
 
+
+/* the index whose documents are being built, while they are */
+static const char *building = NULL;
+
+/*
+ * The index whose documents the shipper is building now, or NULL: for its
+ * exit callback, when it exits to end a build that would not end when
+ * canceled (util/attempt.c).
+ */
+const char *
+ship_index_building(void)
+{
+	return building;
+}
 
 /*
  * The oldest queued rows of the index in version order after the turn's
@@ -304,8 +319,10 @@ prepare(BulkBatch *b, char **failure)
 		return false;
 	}
 	SPI_finish();
+	building = b->x->name;
 	built = b->nrows == 0 ||
 		attempt_error_within(build_rows, b, flusso_build_timeout, &error, &b->timed_out);
+	building = NULL;
 	/* what the generations hold already is not sent again */
 	if (built)
 		ship_digest_compare(b);
@@ -495,6 +512,7 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 	HttpRequest *req = b->req;
 	BulkItemResult *results;
 	char	   *problem;
+	char	   *strangers;
 
 	/* a range's keys that all built nothing: there was nothing to send */
 	if (req == NULL)
@@ -512,6 +530,9 @@ bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 						  psprintf("OpenSearch server \"%s\": %s; requests go to its other nodes",
 								   x->server->name, req->failed_over));
 	}
+	/* a node of another cluster, set aside: flusso_status() says so too */
+	else if ((strangers = os_nodes_strangers(x->server)) != NULL)
+		ship_record_error(x->name, strangers);
 	if (req->status == 413)
 	{
 		too_large(b, rt, out, status);

@@ -30,9 +30,9 @@ ok(OpenSearchNode::caught_up($node, 'library', 'books'), 'books: seeded into the
 my $books_ids = 'SELECT id::text FROM books';
 is_deeply($nodes[0]->differences($node, 'library', 'books', 'c-books', $books_ids), [],
 	'every document is in the cluster');
-is($node->safe_psql('library', q{SELECT message FROM flusso_check()
+like($node->safe_psql('library', q{SELECT message FROM flusso_check()
 		WHERE path = 'sinks.opensearch' AND message LIKE '% nodes of OpenSearch server%'}),
-	'3 of the 3 nodes of OpenSearch server "search" answer', 'flusso_check(): every node answers');
+	qr/^3 of the 3 nodes of OpenSearch server "search" answer; its cluster is "opensearch_trio" \(\S+\)$/, 'flusso_check(): every node answers, of one cluster');
 
 # Every shard has its replica started before a node is killed: a shard
 # whose only started copy is on that node would otherwise be lost with it
@@ -66,14 +66,14 @@ is($node->safe_psql('library', q{SELECT count(*) FROM flusso_verify('books')}), 
 	'flusso_verify() agrees, for both sinks');
 like($node->safe_psql('library', q{SELECT string_agg(message, E'\n' ORDER BY message) FROM flusso_check()
 		WHERE path = 'sinks.opensearch' AND message LIKE '%node%'}),
-	qr/^2 of the 3 nodes of OpenSearch server "search" answer\nnode \Q${\ $killed->url }\E of OpenSearch server "search" cannot be reached: .+$/,
+	qr/^2 of the 3 nodes of OpenSearch server "search" answer; its cluster is "opensearch_trio" \(\S+\)\nnode \Q${\ $killed->url }\E of OpenSearch server "search" cannot be reached: .+$/,
 	'flusso_check() says which node does not answer');
 ok($node->log_contains(qr/node \Q${\ $killed->url }\E of OpenSearch server "search" does not answer/),
 	'and so does the log');
 
 # The node comes back: nothing changes.
 $killed->restart;
-ok( $node->poll_query_until('library', q{SELECT message = '3 of the 3 nodes of OpenSearch server "search" answer'
+ok( $node->poll_query_until('library', q{SELECT message LIKE '3 of the 3 nodes of OpenSearch server "search" answer; its cluster is "opensearch_trio" (%)'
 		FROM flusso_check() WHERE path = 'sinks.opensearch' AND message LIKE '% nodes of OpenSearch server%'}),
 	'the node answers again');
 $node->safe_psql('library', q{UPDATE books SET pages = 4242 WHERE id = (SELECT min(id) FROM books WHERE NOT withdrawn)});
