@@ -83,6 +83,14 @@ engine_index_failed(EngineIndex *ei, const char *message)
 	catalog_forget_seed(ei->index->name);
 }
 
+/* Why an index whose build outlasted flusso.build_timeout is set aside. */
+static char *
+timed_out_message(const char *what)
+{
+	return psprintf("%s%sbuilding this index took longer than flusso.build_timeout (%d ms), and was canceled; the index is set aside until its definition is replaced or flusso_resnapshot() is called (flusso_check() says what its documents cost)",
+					what ? what : "", what ? ": " : "", flusso_build_timeout);
+}
+
 /*
  * Run action(arg), a piece of work on one index, in a subtransaction.  If
  * it fails, the index is isolated with the reason (prefixed by what, when
@@ -113,8 +121,8 @@ engine_attempt(EngineIndex *ei, const char *what, void (*action) (void *arg), vo
 		ereport(LOG,
 				(errmsg("flusso index \"%s\": %s%sbuilding it took longer than flusso.build_timeout (%d ms)",
 						ei->index->name, what ? what : "", what ? ": " : "", flusso_build_timeout)));
-		engine_index_failed(ei, psprintf("%s%sbuilding this index took longer than flusso.build_timeout (%d ms), and was canceled; the index is set aside until its definition is replaced or flusso_resnapshot() is called (flusso_check() says what its documents cost)",
-										 what ? what : "", what ? ": " : "", flusso_build_timeout));
+		engine_index_failed(ei, timed_out_message(what));
+		strikes_set_aside(ei->index->name, ei->index->version);
 		ei->set_aside = true;
 		return false;
 	}
@@ -266,7 +274,18 @@ engine_load(const char *publication)
 		if (!ei->needs_seed && sink_needs_seed(ei->sink) && index_still_there(ei->index->name))
 			mark_for_seeding(ei);
 		engine->ships |= ei->sink->server != NULL;
-		if (strikes_of(ei->index->name, ei->index->version) >= STRIKES_LIMIT)
+		if (strikes_aside(ei->index->name, ei->index->version) == STRIKE_OVERRAN)
+		{
+			ei->set_aside = true;
+			engine_index_failed(ei, psprintf("building this index ran past flusso.build_timeout (%d ms) and would not end when canceled (a function it calls catches the cancel), so the worker exited to end it; the index is set aside until its definition is replaced or flusso_resnapshot() is called",
+											 flusso_build_timeout));
+		}
+		else if (strikes_aside(ei->index->name, ei->index->version) == STRIKE_TIMED_OUT)
+		{
+			ei->set_aside = true;
+			engine_index_failed(ei, timed_out_message(NULL));
+		}
+		else if (strikes_of(ei->index->name, ei->index->version) >= STRIKES_LIMIT)
 		{
 			ei->set_aside = true;
 			engine_index_failed(ei, psprintf("the worker died %d times in a row while working on this index, which is set aside until its definition is replaced or flusso_resnapshot() is called",

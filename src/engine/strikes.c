@@ -26,7 +26,10 @@
  * reading survives (a line it cannot read is skipped) and at worst
  * restarts a count, which is harmless.  A clean exit (stop, SIGTERM,
  * restart for new definitions) clears the running mark, so only real
- * deaths count.
+ * deaths count.  A build that outlasted flusso.build_timeout, and an exit
+ * to end one that would not end when canceled, set the index aside at
+ * once, for that reason (strikes_aside), and across restarts, since the
+ * changes the worker replays would hold it as long again.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -43,6 +46,8 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
+#include "flusso.h"
+#include "util/attempt.h"
 #include "engine/strikes.h"
 
 #define STRIKES_DIRECTORY "pg_flusso"
@@ -53,6 +58,7 @@ typedef struct Strike
 	char		name[NAMEDATALEN];
 	char		version[VERSION_LEN];
 	int			count;
+	StrikeAside aside;			/* set aside for its builds' time, and why */
 } Strike;
 
 typedef struct StrikeFile
@@ -91,8 +97,9 @@ render(void)
 	for (int i = 0; i < file.nstrikes; i++)
 	{
 		if (file.strikes[i].count > 0)
-			appendStringInfo(text, "strike %s %s %d\n", file.strikes[i].name,
-							 file.strikes[i].version, file.strikes[i].count);
+			appendStringInfo(text, "strike %s %s %d %d\n", file.strikes[i].name,
+							 file.strikes[i].version, file.strikes[i].count,
+							 (int) file.strikes[i].aside);
 	}
 	return text;
 }
@@ -191,6 +198,7 @@ load(void)
 		char		name[NAMEDATALEN];
 		char		version[VERSION_LEN];
 		int			count;
+		int			aside = 0;
 
 		if (sscanf(line, "running %d", &running) == 1)
 			file.running = running != 0;
@@ -201,8 +209,14 @@ load(void)
 		}
 		else if (sscanf(line, "unattributed %d", &count) == 1)
 			file.unattributed = count;
-		else if (sscanf(line, "strike %63s %63s %d", name, version, &count) == 3)
-			add_strike(name, version)->count = count;
+		else if (sscanf(line, "strike %63s %63s %d %d", name, version, &count, &aside) >= 3)
+		{
+			Strike	   *strike = add_strike(name, version);
+
+			strike->count = count;
+			strike->aside = aside == STRIKE_TIMED_OUT || aside == STRIKE_OVERRAN
+				? (StrikeAside) aside : STRIKE_NOT_ASIDE;
+		}
 	}
 	FreeFile(in);
 }
@@ -230,6 +244,7 @@ count_death(void)
 	{
 		strlcpy(strike->version, file.in_hand_version, VERSION_LEN);
 		strike->count = 0;
+		strike->aside = STRIKE_NOT_ASIDE;
 	}
 	if (strike)
 		strike->count++;
@@ -238,9 +253,33 @@ count_death(void)
 	file.in_hand[0] = '\0';
 }
 
+/* Set index_name aside at version, for why, from now on. */
+static void
+mark_aside(const char *index_name, const char *version, StrikeAside why)
+{
+	Strike	   *strike = find(index_name, true);
+
+	strlcpy(strike->version, version, VERSION_LEN);
+	strike->count = STRIKES_LIMIT;
+	strike->aside = why;
+}
+
+/*
+ * The worker exits.  If it does because the index in hand had a build that
+ * would not end when canceled (util/attempt.c), the index is set aside at
+ * once, for that reason: it would hold the next worker as long.  Any
+ * other exit through here is clean.
+ */
 static void
 clean_exit(int code, Datum arg)
 {
+	if (attempt_overran() && file.in_hand[0])
+	{
+		ereport(LOG,
+				(errmsg("flusso index \"%s\": a build ran past flusso.build_timeout (%d ms) and would not end when canceled: the worker exits to end it, and the index is set aside",
+						file.in_hand, flusso_build_timeout)));
+		mark_aside(file.in_hand, file.in_hand_version, STRIKE_OVERRAN);
+	}
 	file.running = false;
 	file.in_hand[0] = '\0';
 	save();
@@ -312,7 +351,7 @@ strikes_progressed(const char *index_name)
 {
 	Strike	   *strike = find(index_name, false);
 
-	if (strike == NULL || strike->count == 0)
+	if (strike == NULL || strike->count == 0 || strike->aside != STRIKE_NOT_ASIDE)
 		return;
 	strike->count = 0;
 	save();
@@ -350,13 +389,48 @@ strikes_of(const char *index_name, const char *version)
 		/* a new definition starts afresh */
 		strlcpy(strike->version, version, VERSION_LEN);
 		strike->count = 0;
+		strike->aside = STRIKE_NOT_ASIDE;
 	}
 	return strike->count;
+}
+
+/*
+ * A build of index_name (at version) outlasted flusso.build_timeout: it is
+ * set aside, across the worker's restarts too, until its definition is
+ * replaced or flusso_resnapshot() asks for it again.
+ */
+void
+strikes_set_aside(const char *index_name, const char *version)
+{
+	mark_aside(index_name, version, STRIKE_TIMED_OUT);
+	save();
+}
+
+/*
+ * Was index_name set aside at this version for the time its builds took
+ * (STRIKE_TIMED_OUT, STRIKE_OVERRAN), rather than for the worker's deaths?
+ */
+StrikeAside
+strikes_aside(const char *index_name, const char *version)
+{
+	Strike	   *strike = find(index_name, false);
+
+	if (strike == NULL || strike->count < STRIKES_LIMIT || strcmp(strike->version, version) != 0)
+		return STRIKE_NOT_ASIDE;
+	return strike->aside;
 }
 
 /* flusso_resnapshot() asked for the index again: give it another chance. */
 void
 strikes_forget(const char *index_name)
 {
+	Strike	   *strike = find(index_name, false);
+
+	if (strike != NULL && strike->aside != STRIKE_NOT_ASIDE)
+	{
+		strike->aside = STRIKE_NOT_ASIDE;
+		strike->count = 0;
+		save();
+	}
 	strikes_progressed(index_name);
 }

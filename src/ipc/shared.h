@@ -103,6 +103,8 @@ typedef struct DatabaseEntry
 	Latch	   *shipper_latch;
 	TimestampTz shipper_hold_until; /* launcher starts none before */
 	int			shipper_failures;	/* exits since it last shipped */
+	char		shipper_overran[NAMEDATALEN];	/* the index whose build it
+												 * exited to end, or "" */
 
 	/* progress */
 	bool		streaming;		/* the worker is past its start, decoding */

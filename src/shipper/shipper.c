@@ -53,8 +53,11 @@
 #include "utils/wait_event.h"
 
 #include "access/xact.h"
+#include "flusso.h"
 #include "util/attempt.h"
 #include "util/pinned.h"
+#include "util/xact.h"
+#include "store/catalog_sink.h"
 #include "ipc/shared.h"
 #include "opensearch/http.h"
 #include "shipper/shipper.h"
@@ -66,17 +69,55 @@
 static DatabaseEntry *my_entry = NULL;
 static HTAB *runtimes = NULL;
 
+/*
+ * The shipper exits.  If it does to end a build that would not end when
+ * canceled (util/attempt.c), the next shipper stops that index's shipping
+ * first (stop_overran_index), or it would be held as long.
+ */
 static void
 forget_shipper(int code, Datum arg)
 {
+	const char *overran = attempt_overran() ? ship_index_building() : NULL;
+
+	if (overran)
+		ereport(LOG,
+				(errmsg("flusso shipper: index \"%s\": building documents to ship ran past flusso.build_timeout (%d ms) and would not end when canceled: the shipper exits to end it, and the index's shipping is stopped",
+						overran, flusso_build_timeout)));
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	if (my_entry->shipper_pid == MyProcPid)
 	{
 		my_entry->shipper_pid = 0;
 		my_entry->shipper_latch = NULL;
 	}
+	if (overran)
+		strlcpy(my_entry->shipper_overran, overran, NAMEDATALEN);
 	LWLockRelease(flusso_shared->lock);
 	shared_wake_launcher();
+}
+
+/*
+ * The last shipper exited to end a build of index shipper_overran names:
+ * its shipping is stopped, saying why, until flusso_retry_rejected() lets
+ * it ship again (as for on_error 'stop').
+ */
+static void
+stop_overran_index(void)
+{
+	char		index[NAMEDATALEN];
+
+	LWLockAcquire(flusso_shared->lock, LW_SHARED);
+	strlcpy(index, my_entry->shipper_overran, NAMEDATALEN);
+	LWLockRelease(flusso_shared->lock);
+	if (index[0] == '\0' || !xact_begin(true, NULL, 0))
+		return;
+	catalog_stop_shipping(index,
+						  psprintf("building documents to ship ran past flusso.build_timeout (%d ms) and would not end when canceled (a function the index's definition calls catches the cancel), so the shipper exited to end it; shipping is stopped: fix the definition, then call flusso_retry_rejected('%s')",
+								   flusso_build_timeout, index));
+	xact_commit();
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	if (strcmp(my_entry->shipper_overran, index) == 0)
+		my_entry->shipper_overran[0] = '\0';
+	LWLockRelease(flusso_shared->lock);
 }
 
 /* Answer a reload, even in the middle of a request. */
@@ -317,6 +358,7 @@ run(void)
 	MemoryContext pass_context = AllocSetContextCreate(TopMemoryContext, "flusso shipper pass",
 													   ALLOCSET_DEFAULT_SIZES);
 
+	stop_overran_index();
 	for (;;)
 	{
 		List	   *indexes;

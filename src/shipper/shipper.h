@@ -159,6 +159,7 @@ extern uint64 ship_watch_count(DatabaseEntry *entry);
 
 /* ship.c */
 extern bool ship_bulk(ShipIndex *x, ShipRuntime *rt, ShipStatus *status);
+extern const char *ship_index_building(void);
 
 /* ship_wait.c */
 extern void ship_answer_waiters(ShipIndex *x, ShipRuntime *rt, DatabaseEntry *entry);

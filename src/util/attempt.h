@@ -18,6 +18,7 @@ extern bool attempt(void (*action) (void *arg), void *arg, char **failure);
 extern bool attempt_error(void (*action) (void *arg), void *arg, ErrorData **error);
 extern bool attempt_error_within(void (*action) (void *arg), void *arg, int timeout_ms,
 								 ErrorData **error, bool *timed_out);
+extern bool attempt_overran(void);
 extern bool attempt_outside_transaction(void (*action) (void *arg), void *arg,
 										ErrorData **error);
 extern char *attempt_message_for_status(const ErrorData *error);

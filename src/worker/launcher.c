@@ -398,7 +398,8 @@ launch_shippers(LauncherState *ls)
 		LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 		dboid = entry->dboid;
 		wanted = entry->shipper_wanted && OidIsValid(dboid);
-		if (was_running && wanted)
+		/* one that exited to end an overrunning build starts again at once */
+		if (was_running && wanted && entry->shipper_overran[0] == '\0')
 		{
 			int			delay = RESTART_DELAY_MS << Min(entry->shipper_failures, 6);
 

@@ -134,6 +134,11 @@ report_waiting(void)
 	set_state(my_entry, "waiting for a consistent point");
 }
 
+/*
+ * The worker exits.  One that exits to end a build that would not end when
+ * canceled (util/attempt.c; strikes.c sets the index aside) is started
+ * again at once, as for changed indexes: the other indexes wait no more.
+ */
 static void
 forget_worker(int code, Datum arg)
 {
@@ -146,6 +151,8 @@ forget_worker(int code, Datum arg)
 		my_entry->streaming = false;
 		strlcpy(my_entry->state, "stopped", sizeof(my_entry->state));
 	}
+	if (attempt_overran())
+		my_entry->restart_now = true;
 	LWLockRelease(flusso_shared->lock);
 	/* no session waits for a worker that is gone (index/wait.c) */
 	shared_progress_made(my_entry);
