@@ -284,12 +284,13 @@ engine_index_owed_since(const EngineIndex *ei)
 /*
  * Every change that committed at or before the position returned is in
  * ei's sinks, resolved being where the stream has read and resolved up
- * to; InvalidXLogRecPtr for an index that cannot build (no sets).
+ * to; InvalidXLogRecPtr for an index that cannot build (no sets), or
+ * reads a table replaced under its name, until it is seeded from the new.
  */
 XLogRecPtr
 engine_index_applied(const EngineIndex *ei, XLogRecPtr resolved)
 {
-	if (ei->owed.filling == NULL || ei->broken || ei->set_aside)
+	if (ei->owed.filling == NULL || ei->broken || ei->set_aside || ei->replaced)
 		return InvalidXLogRecPtr;
 	if (!pending_is_empty(ei->owed.draining))
 		return ei->owed.draining_after;

@@ -61,6 +61,7 @@
 #include "snapshot/seed.h"
 #include "source/source.h"
 #include "engine/engine_stream.h"
+#include "ipc/catalog_changes.h"
 #include "ipc/shared.h"
 #include "store/catalog_index.h"
 #include "worker/catalog_watch.h"
@@ -111,6 +112,8 @@ typedef struct WorkerState
 	CaptureStream *stream;		/* decoding, once the slot is open */
 	char	   *restart_reason; /* set: compile the indexes again */
 	CatalogWatch catalog;		/* when the catalog may have changed */
+	uint64		replaced_seen;	/* catalog changes when tables were last
+								 * looked at for replacement */
 	Catchup		catchup;		/* the documents owed, and how they are built */
 	TimestampTz broken_tried_at;
 	TimestampTz source_checked_at;
@@ -326,6 +329,27 @@ notice_replaced(WorkerState *ws, bool look)
 	if (names != NIL)
 		signal_request_seeds(SIGNAL_REPLACED, names);
 	xact_commit();
+}
+
+/*
+ * Before the worker publishes how far each index's sinks got, which
+ * flusso_wait() takes at its word: has a table an index reads been
+ * replaced under its name since it last looked?  Looked at whenever the
+ * catalog may have changed since, however recently it looked: a swap
+ * committed before a session's wait began has sent its invalidations by
+ * then, and the worker reads them here, after decoding past that wait's
+ * position.  An index found so publishes nothing more until it is
+ * compiled against its new tables and seeded from them.
+ */
+static void
+notice_replaced_before_publishing(WorkerState *ws)
+{
+	uint64		seen = catalog_changes_count(ws->entry);
+
+	if (seen == ws->replaced_seen)
+		return;
+	ws->replaced_seen = seen;
+	notice_replaced(ws, true);
 }
 
 /*
@@ -570,6 +594,7 @@ run(WorkerState *ws)
 			cdc_confirm(ws->stream, ws->stream->confirmed, flusso_slot_save_interval);
 		publish_progress(ws, !more && !engine_has_owed(ws->engine));
 		/* what every index's sinks hold now, for flusso_wait() */
+		notice_replaced_before_publishing(ws);
 		engine_publish_progress(ws->engine, cdc_position(ws->stream));
 
 		/*

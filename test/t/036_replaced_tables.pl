@@ -3,7 +3,8 @@
 # do, the new table outside the publication: the index says so in phase
 # error within a turn, and once provisioned follows the new table (seeded
 # again, later updates reach the documents).  Swapped with the publication
-# covering the new table: followed at once.  Dropped and created again:
+# covering the new table: followed at once, and no flusso_wait() says true
+# until the index is seeded from it.  Dropped and created again:
 # followed.  Renamed away for good: phase error.  CREATE TABLE IF NOT
 # EXISTS on the table that is there changes nothing.
 
@@ -70,6 +71,31 @@ ok(database_caught_up($node, 'shop'), 'live');
 is($node->safe_psql('shop', q{SELECT count(*) FROM flusso_verify('things')}), '0', 'and verified');
 ok($node->log_contains(qr/index "things": \Q$replaced\E/, $offset), 'the log says the table was replaced');
 $node->safe_psql('shop', 'DROP TABLE things_old');
+
+# Swapped within the publication, the new table updated at once, and
+# waited for, six times: no flusso_wait() says true while the document
+# still comes from the old table; once seeded from the new one, it does.
+my ($early, $right) = (0, 0);
+for my $round (1 .. 6)
+{
+	$node->safe_psql('shop', qq{BEGIN;
+		ALTER TABLE things RENAME TO things_old;
+		CREATE TABLE things (LIKE things_old INCLUDING ALL);
+		INSERT INTO things SELECT id, 'round $round ' || id FROM things_old;
+		ALTER PUBLICATION flusso ADD TABLE things;
+		COMMIT;});
+	$node->safe_psql('shop', "UPDATE things SET label = 'waited $round' WHERE id = 1");
+	my $waited = $node->safe_psql('shop', q{SELECT flusso_wait('things', '10s')});
+	my $label = $node->safe_psql('shop', q{SELECT doc->>'label' FROM flusso_docs.things WHERE id = '1'});
+	$early++ if $waited eq 't' && $label ne "waited $round";
+	database_caught_up($node, 'shop');
+	$waited = $node->safe_psql('shop', q{SELECT flusso_wait('things', '10s')});
+	$label = $node->safe_psql('shop', q{SELECT doc->>'label' FROM flusso_docs.things WHERE id = '1'});
+	$right++ if $waited eq 't' && $label eq "waited $round";
+	$node->safe_psql('shop', 'DROP TABLE things_old');
+}
+is($early, 0, 'no wait said true while the document came from the old table (6 swaps)');
+is($right, 6, 'and once seeded from the new table, every wait says true, rightly');
 
 # Dropped and created again, in the publication.
 $node->safe_psql('shop', q{BEGIN;
