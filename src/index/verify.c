@@ -97,7 +97,8 @@ verify_emit(ReturnSetInfo *rsinfo, const char *id, const char *problem, const ch
 
 /* The table sink: a full join of a fresh build and the documents table. */
 static void
-verify_table(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery *q)
+verify_table(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery *q,
+			 bool repair)
 {
 	BuildSession session;
 	char	   *sql;
@@ -113,16 +114,30 @@ verify_table(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuer
 	for (uint64 i = 0; i < SPI_processed; i++)
 		verify_emit(rsinfo, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
 					SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2), "table");
+	/* only the worker writes the documents table, in the build's transaction */
+	if (repair && SPI_processed > 0)
+		ereport(NOTICE,
+				(errmsg("the table sink of index \"%s\" is not repaired here", index->name),
+				 errdetail("Only the worker writes its documents, in the transaction that reads their rows."),
+				 errhint("SELECT flusso_resnapshot('%s') builds them all again.", index->name)));
 	SPI_finish();
 	doc_session_end(&session);
 }
 
-/* flusso_verify(name text) RETURNS TABLE(id text, problem text, sink text) */
+/*
+ * flusso_verify(name text, repair boolean DEFAULT false)
+ *		RETURNS TABLE(id text, problem text, sink text)
+ *
+ * Repairing writes to OpenSearch with the owner's credentials: it takes
+ * the owner's rights, as flusso_resnapshot() does; reading, a reader's.
+ * (Before ALTER EXTENSION UPDATE to 0.9.0 it takes the name alone.)
+ */
 Datum
 flusso_verify(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		repair = PG_NARGS() > 1 && PG_GETARG_BOOL(1);
 	StoredIndex *index;
 	DocumentQuery *q;
 	IndexSink  *sink;
@@ -130,18 +145,21 @@ flusso_verify(PG_FUNCTION_ARGS)
 	flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
 	index = catalog_load_index(name);
-	flusso_require_reader(index->owner, name);
+	if (repair)
+		flusso_require_owner(index->owner, name);
+	else
+		flusso_require_reader(index->owner, name);
 	q = doc_build_query(index->schema);
 	/* before ALTER EXTENSION UPDATE, flusso.sink is not there: the table alone */
 	if (rsinfo->setDesc->natts < 3)
 	{
-		verify_table(rsinfo, index, q);
+		verify_table(rsinfo, index, q, false);
 		return (Datum) 0;
 	}
 	sink = sink_for_index(name, index->owner, index->schema);
 	if (sink->table)
-		verify_table(rsinfo, index, q);
+		verify_table(rsinfo, index, q, repair);
 	if (sink->server)
-		verify_opensearch(rsinfo, index, q);
+		verify_opensearch(rsinfo, index, q, repair);
 	return (Datum) 0;
 }

@@ -21,6 +21,6 @@ extern void verify_build_all(const StoredIndex *index, const DocumentQuery *q, c
 extern void verify_emit(ReturnSetInfo *rsinfo, const char *id, const char *problem,
 						const char *sink);
 extern void verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index,
-							  const DocumentQuery *q);
+							  const DocumentQuery *q, bool repair);
 
 #endif							/* FLUSSO_INDEX_VERIFY_H */

@@ -2,18 +2,31 @@
  *
  * verify_opensearch.c
  *	  flusso_verify() for the OpenSearch sink: every document readers of
- *	  the index's alias see against a fresh build.
+ *	  the index's alias see against a fresh build, and with repair, what
+ *	  differs put right.
  *
  * What readers read is what counts: the alias, not the generation the
  * catalog says it serves.  An alias that is missing, or serves another
  * index, is a row of its own (with no id); a missing one ends the
  * verification there, since readers see no document of the index.  What
  * the alias serves is refreshed, then read a page at a time in _id order
- * (search_after), and each page's documents are built by id and compared
- * as jsonb: different, or extra (builds nothing).  Then every document
- * that builds and was not seen is missing.  Documents still queued in the
- * outbox are left out: they are on their way (flusso_status() counts
- * them), and a fresh build would not say what OpenSearch holds of them.
+ * (search_after), with each document's version, and each page's
+ * documents are built by id and compared as jsonb: different, or extra
+ * (builds nothing).  Then every document that builds and was not seen is
+ * missing.  Documents still queued in the outbox are left out: they are
+ * on their way (flusso_status() counts them), and a fresh build would not
+ * say what OpenSearch holds of them.
+ *
+ * Repairing sends what was found to the served index in _bulk requests:
+ * the fresh build of a missing or different document, a delete of an
+ * extra one, each at the WAL's insert position, above every version
+ * flusso gave so far, or at the version OpenSearch holds when that is
+ * higher still (something else wrote it: external_gte takes an equal
+ * version, but flusso's later changes, at lower versions, cannot
+ * overwrite it, and the row says that a new generation is the cure).
+ * What OpenSearch took is forgotten from flusso.rejected (a 409 for a
+ * foreign version quarantines the document) and from the digests, so
+ * that waits are no longer held by it and its next rebuild is sent.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -27,16 +40,38 @@
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 
+#include "access/xlog.h"
+#include "utils/array.h"
+
+#include "util/attempt.h"
+#include "util/pinned.h"
 #include "util/string_hash.h"
 #include "document/by_id.h"
 #include "index/access.h"
 #include "index/verify.h"
+#include "ipc/requests.h"
 #include "opensearch/api.h"
+#include "opensearch/bulk.h"
+#include "opensearch/http.h"
 #include "opensearch/json.h"
 #include "store/catalog_opensearch_generation.h"
+#include "store/catalog_opensearch_digest.h"
 #include "store/catalog_outbox.h"
+#include "store/catalog_rejected.h"
 
 #define VERIFY_PAGE 1000
+/* documents repaired per _bulk */
+#define REPAIR_BULK 500
+
+/* A document that is not as it should be, and what repairing it takes. */
+typedef struct Finding
+{
+	char	   *id;
+	const char *problem;		/* missing, different, extra */
+	char	   *doc;			/* its fresh build; NULL: extra */
+	int64		held;			/* the version OpenSearch holds; 0: none */
+	bool		gone;			/* missing, and builds nothing now */
+} Finding;
 
 /* ids, as a set of strings */
 typedef struct IdEntry
@@ -128,9 +163,69 @@ alias_serves(ReturnSetInfo *rsinfo, const OpenSearchServer *server, const char *
 	return true;
 }
 
-/* Compare one page of hits with their fresh build; the last _id read. */
+static Finding *
+finding(const char *id, const char *problem, char *doc, int64 held)
+{
+	Finding    *f = palloc(sizeof(Finding));
+
+	f->id = pstrdup(id);
+	f->problem = problem;
+	f->doc = doc;
+	f->held = held;
+	f->gone = false;
+	return f;
+}
+
+/* ids to build, and their documents once built */
+typedef struct PageBuild
+{
+	const StoredIndex *index;
+	const DocumentQuery *q;
+	char	  **ids;
+	int			n;
+	char	  **built;
+} PageBuild;
+
+static void
+build_page_ids(void *arg)
+{
+	PageBuild  *page = arg;
+
+	page->built = doc_build_ids(page->q, page->index->owner, page->ids, page->n);
+}
+
+/*
+ * The fresh build of each of ids[0..n-1] (NULL: builds nothing).  An _id
+ * that no row could have (not the key's parts, or a part not of its type:
+ * written by something else) fails the page's build: then each id is
+ * built alone, and one that fails builds nothing, so it is extra.
+ */
+static char **
+build_page(const StoredIndex *index, const DocumentQuery *q, char **ids, int n)
+{
+	PageBuild	page = {index, q, ids, n, NULL};
+	char	  **built;
+	char	   *failure;
+
+	if (attempt(build_page_ids, &page, &failure))
+		return page.built;
+	built = palloc0(sizeof(char *) * n);
+	for (int i = 0; i < n; i++)
+	{
+		PageBuild	one = {index, q, &ids[i], 1, NULL};
+
+		if (attempt(build_page_ids, &one, &failure))
+			built[i] = one.built[0];
+	}
+	return built;
+}
+
+/*
+ * Compare one page of hits with their fresh build, adding what is wrong to
+ * *findings; the last _id read.
+ */
 static char *
-verify_page(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery *q,
+verify_page(List **findings, const StoredIndex *index, const DocumentQuery *q,
 			JsonbContainer *hits, HTAB *seen, HTAB *pending)
 {
 	JsonbIterator *it = JsonbIteratorInit(hits);
@@ -138,22 +233,26 @@ verify_page(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery
 	JsonbIteratorToken token;
 	List	   *ids = NIL;
 	List	   *sources = NIL;
+	List	   *versions = NIL;
 	char	   *last = NULL;
 	char	  **id_array;
 	char	  **built;
 	int			n = 0;
 	ListCell   *ic,
-			   *sc;
+			   *sc,
+			   *vc;
 
 	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
 		JsonbContainer *source;
 		char	   *id;
+		int64		version = 0;
 
 		if (token != WJB_ELEM || v.type != jbvBinary)
 			continue;
 		id = os_json_text(v.val.binary.data, "_id");
 		source = os_json_object(v.val.binary.data, "_source");
+		(void) os_json_number(v.val.binary.data, "_version", &version);
 		if (id == NULL)
 			continue;
 		last = id;
@@ -162,32 +261,178 @@ verify_page(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery
 			continue;
 		ids = lappend(ids, id);
 		sources = lappend(sources, source);
+		versions = lappend(versions, palloc(sizeof(int64)));
+		*(int64 *) llast(versions) = version;
 	}
 	if (ids == NIL)
 		return last;
 	id_array = palloc(sizeof(char *) * list_length(ids));
 	foreach(ic, ids)
 		id_array[n++] = lfirst(ic);
-	built = doc_build_ids(q, index->owner, id_array, n);
+	built = build_page(index, q, id_array, n);
 	n = 0;
-	forboth(ic, ids, sc, sources)
+	forthree(ic, ids, sc, sources, vc, versions)
 	{
 		char	   *doc = built[n++];
 		JsonbContainer *source = lfirst(sc);
+		int64		held = *(int64 *) lfirst(vc);
 
 		if (doc == NULL)
-			verify_emit(rsinfo, lfirst(ic), "extra", "opensearch");
+			*findings = lappend(*findings, finding(lfirst(ic), "extra", NULL, held));
 		else if (source == NULL ||
 				 compareJsonbContainers(&DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(doc)))->root,
 										source) != 0)
-			verify_emit(rsinfo, lfirst(ic), "different", "opensearch");
+			*findings = lappend(*findings, finding(lfirst(ic), "different", doc, held));
 	}
 	return last;
 }
 
-void
-verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery *q)
+/* The fresh build of each missing document of findings, to repair it with. */
+static void
+build_missing(const StoredIndex *index, const DocumentQuery *q, List *findings)
 {
+	List	   *missing = NIL;
+	char	  **ids;
+	char	  **built;
+	ListCell   *lc;
+
+	foreach(lc, findings)
+	{
+		if (strcmp(((Finding *) lfirst(lc))->problem, "missing") == 0)
+			missing = lappend(missing, lfirst(lc));
+	}
+	if (missing == NIL)
+		return;
+	ids = palloc(sizeof(char *) * list_length(missing));
+	foreach(lc, missing)
+		ids[foreach_current_index(lc)] = ((Finding *) lfirst(lc))->id;
+	built = doc_build_ids(q, index->owner, ids, list_length(missing));
+	foreach(lc, missing)
+	{
+		Finding    *f = lfirst(lc);
+
+		f->doc = built[foreach_current_index(lc)];
+		/* gone since it was found: nothing to send */
+		f->gone = f->doc == NULL;
+	}
+}
+
+/*
+ * Send findings[from, to) to concrete: the build, or a delete for an extra
+ * document, at a version above what flusso gave and what OpenSearch holds
+ * (see the header).  Each finding's outcome in words, in *outcomes, and
+ * the ids OpenSearch took in *repaired.
+ */
+static void
+repair_some(const OpenSearchServer *server, const char *concrete, Finding **findings,
+			int from, int to, char **outcomes, List **repaired)
+{
+	int64		above = (int64) GetXLogInsertRecPtr();
+	StringInfoData body;
+	bool	   *deletes = palloc(sizeof(bool) * (to - from));
+	int		   *item = palloc(sizeof(int) * (to - from));
+	BulkItemResult *results = palloc0(sizeof(BulkItemResult) * (to - from));
+	HttpRequest *req = NULL;
+	char	   *problem = NULL;
+	bool		answered;
+	int			nitems = 0;
+
+	initStringInfo(&body);
+	for (int i = from; i < to; i++)
+	{
+		Finding    *f = findings[i];
+		int64		version = Max(f->held, above);
+
+		item[i - from] = -1;
+		if (f->gone)
+			continue;
+		item[i - from] = nitems;
+		deletes[nitems++] = f->doc == NULL;
+		if (f->doc)
+			bulk_add_index(&body, concrete, f->id, version, f->doc);
+		else
+			bulk_add_delete(&body, concrete, f->id, version);
+	}
+	if (nitems > 0)
+	{
+		req = http_bulk_request(server, body.data, body.len);
+		http_run(req);
+	}
+	answered = req != NULL && os_succeeded(req, 0) &&
+		bulk_read_response(req->response, nitems, deletes, results, &problem);
+	for (int i = from; i < to; i++)
+	{
+		Finding    *f = findings[i];
+		BulkItemResult *r = item[i - from] >= 0 ? &results[item[i - from]] : NULL;
+
+		if (r == NULL)
+			outcomes[i] = psprintf("%s, and builds nothing any more: nothing to repair", f->problem);
+		else if (!answered)
+			outcomes[i] = psprintf("%s, not repaired: %s", f->problem,
+								   problem ? problem : http_failure(req));
+		else if (r->status < 200 || r->status >= 300)
+			outcomes[i] = psprintf("%s, not repaired: OpenSearch answered %d (%s)", f->problem,
+								   r->status, r->error_type ? r->error_type : "no error type");
+		else
+		{
+			*repaired = lappend(*repaired, f->id);
+			outcomes[i] = f->held > above
+				? psprintf("%s, repaired at version " INT64_FORMAT ", which something else gave it, above any flusso gives: its later changes cannot overwrite it until flusso_resnapshot() seeds a new generation",
+						   f->problem, f->held)
+				: psprintf("%s, repaired", f->problem);
+		}
+	}
+	if (req)
+		http_release(req);
+}
+
+/*
+ * Say what was found, repaired first when asked: in bulks, then what
+ * OpenSearch took forgotten from flusso.rejected and from the digests.
+ */
+static void
+report_findings(ReturnSetInfo *rsinfo, const StoredIndex *index, const OpenSearchServer *server,
+				const char *concrete, List *findings, bool repair)
+{
+	int			n = list_length(findings);
+	Finding   **all = palloc(sizeof(Finding *) * Max(n, 1));
+	char	  **outcomes = palloc(sizeof(char *) * Max(n, 1));
+	List	   *repaired = NIL;
+	ListCell   *lc;
+
+	foreach(lc, findings)
+	{
+		all[foreach_current_index(lc)] = lfirst(lc);
+		outcomes[foreach_current_index(lc)] = (char *) ((Finding *) lfirst(lc))->problem;
+	}
+	for (int from = 0; repair && from < n; from += REPAIR_BULK)
+		repair_some(server, concrete, all, from, Min(from + REPAIR_BULK, n), outcomes, &repaired);
+	if (repaired != NIL)
+	{
+		Datum	   *ids = palloc(sizeof(Datum) * list_length(repaired));
+		Datum		id_array;
+		CatalogUser saved;
+
+		foreach(lc, repaired)
+			ids[foreach_current_index(lc)] = CStringGetTextDatum(lfirst(lc));
+		id_array = PointerGetDatum(construct_array(ids, list_length(repaired), TEXTOID, -1,
+												   false, TYPALIGN_INT));
+		catalog_become_owner(&saved);
+		catalog_forget_rejected_ids(index->name, id_array);
+		digest_forget_ids(index->name, id_array);
+		catalog_restore_user(&saved);
+		/* the shipper says again, at its next pass, what holds waits back */
+		request_shipper_at_commit();
+	}
+	for (int i = 0; i < n; i++)
+		verify_emit(rsinfo, all[i]->id, outcomes[i], "opensearch");
+}
+
+void
+verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const DocumentQuery *q,
+				  bool repair)
+{
+	List	   *findings = NIL;
 	OpenSearchServer *server = NULL;
 	HTAB	   *pending = id_set();
 	HTAB	   *seen = id_set();
@@ -219,7 +464,7 @@ verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const Documen
 			read_failed(req, alias);
 		if (JsonContainerSize(hits) == 0)
 			break;
-		after = verify_page(rsinfo, index, q, hits, seen, pending);
+		after = verify_page(&findings, index, q, hits, seen, pending);
 		http_release(req);
 	}
 
@@ -231,8 +476,12 @@ verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const Documen
 		char	   *id = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 
 		if (!id_in(seen, id) && !id_in(pending, id))
-			verify_emit(rsinfo, id, "missing", "opensearch");
+			findings = lappend(findings, finding(id, "missing", NULL, 0));
 	}
 	SPI_finish();
 	doc_session_end(&session);
+	/* the builds of the missing ones, to send */
+	if (repair)
+		build_missing(index, q, findings);
+	report_findings(rsinfo, index, server, concrete, findings, repair);
 }

@@ -266,8 +266,10 @@ os_page_by_id(const OpenSearchServer *server, const char *index, const char *aft
 	StringInfoData body;
 
 	initStringInfo(&body);
+	/* with the sources, their versions too (flusso_verify() repairs above them) */
 	appendStringInfo(&body, "{\"size\": %d, \"sort\": [{\"_id\": \"asc\"}], \"_source\": %s, "
-					 "\"query\": {\"match_all\": {}}", size, source ? "true" : "false");
+					 "\"version\": %s, \"query\": {\"match_all\": {}}", size,
+					 source ? "true" : "false", source ? "true" : "false");
 	if (after_id)
 	{
 		appendStringInfoString(&body, ", \"search_after\": [");

@@ -8,7 +8,12 @@
  * only if its version is not older than the one it has, so a replayed or
  * retried item can never bring an older state back.  Hence a 409
  * version_conflict_engine_exception is success (a newer version is
- * there), as is a 404 on delete (nothing to delete).  429 and 5xx may
+ * there), as is a 404 on delete (nothing to delete) — unless the version
+ * there, which the error's reason gives, is above the WAL's insert
+ * position, which every version flusso ever gave is at or below: then
+ * something else wrote the document, no later change of flusso's can
+ * overwrite it, and the item is rejected, saying so (BULK_FOREIGN), so
+ * that flusso_status() counts it and flusso_wait() is not satisfied.  429 and 5xx may
  * succeed if tried again, and so may an item refused because its index is
  * closed or blocked for writes (index_closed_exception,
  * cluster_block_exception: an operator's doing, undone as easily);
@@ -20,6 +25,8 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
+#include "utils/builtins.h"
 #include "utils/json.h"
 
 #include "opensearch/bulk.h"
@@ -51,11 +58,40 @@ bulk_add_delete(StringInfo buf, const char *index, const char *id, int64 version
 	add_action(buf, "delete", index, id, version);
 }
 
+/*
+ * The version a 409's reason says the document has: "[id]: version
+ * conflict, current version [X] is higher or equal to the one provided
+ * [V]" (OpenSearch, Elasticsearch); -1 when it says none.  The id may hold
+ * anything: the text after its closing "]: " is read, from the last one.
+ */
+static int64
+conflicting_version(const char *reason)
+{
+	const char *marker = "current version [";
+	const char *at = NULL;
+	const char *p;
+	char	   *end;
+	int64		version;
+
+	for (p = reason; p && (p = strstr(p, marker)) != NULL; p++)
+		at = p;
+	if (at == NULL)
+		return -1;
+	errno = 0;
+	version = strtoi64(at + strlen(marker), &end, 10);
+	if (errno != 0 || *end != ']' || version < 0)
+		return -1;
+	return version;
+}
+
 static BulkOutcome
-classify(bool delete, int status, const char *type)
+classify(bool delete, int status, const char *type, const char *reason)
 {
 	if (status >= 200 && status < 300)
 		return BULK_DONE;
+	if (status == 409 && reason != NULL &&
+		conflicting_version(reason) > (int64) GetXLogInsertRecPtr())
+		return BULK_FOREIGN;
 	if (status == 409)
 		return BULK_DONE;
 	if (status == 404 && delete && (type == NULL || strcmp(type, "index_not_found_exception") != 0))
@@ -128,7 +164,16 @@ bulk_read_response(const char *response, int nitems, const bool *deletes,
 		results[n].status = (int) status;
 		results[n].error_type = error ? os_json_text(error, "type") : NULL;
 		results[n].reason = error ? os_json_text(error, "reason") : NULL;
-		results[n].outcome = classify(deletes[n], (int) status, results[n].error_type);
+		results[n].outcome = classify(deletes[n], (int) status, results[n].error_type,
+									  results[n].reason);
+		if (results[n].outcome == BULK_FOREIGN)
+		{
+			int64		held = conflicting_version(results[n].reason);
+
+			/* said in flusso's words: the id the reason quotes is not repeated */
+			results[n].reason = psprintf("OpenSearch holds version " INT64_FORMAT " of the document, above any version flusso gives (the WAL is at %X/%X): something else wrote it, and no later change can overwrite it; flusso_verify() with repair => true puts flusso's document back",
+										 held, LSN_FORMAT_ARGS(GetXLogInsertRecPtr()));
+		}
 		n++;
 	}
 	if (n != nitems)

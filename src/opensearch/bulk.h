@@ -17,7 +17,9 @@ typedef enum BulkOutcome
 {
 	BULK_DONE,					/* taken, or a newer version is there */
 	BULK_RETRY,					/* 429, 5xx: trying again may help */
-	BULK_REJECTED				/* trying again cannot help */
+	BULK_REJECTED,				/* trying again cannot help */
+	BULK_FOREIGN				/* a 409 for a version flusso never gave:
+								 * rejected too */
 } BulkOutcome;
 
 typedef struct BulkItemResult

@@ -222,7 +222,10 @@ judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
 		if (r->first_item < 0)
 			continue;
 		ship_digest_note_results(b, r, results);
-		/* BULK_DONE < BULK_RETRY < BULK_REJECTED: the row fares as its worst item */
+		/*
+		 * BULK_DONE < BULK_RETRY < BULK_REJECTED < BULK_FOREIGN: the row
+		 * fares as its worst item, a foreign version as a rejection
+		 */
 		for (int k = r->first_item; k < r->first_item + r->nitems; k++)
 		{
 			if (worst == NULL || results[k].outcome > worst->outcome)
@@ -230,7 +233,7 @@ judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
 		}
 		if (worst == NULL || worst->outcome == BULK_DONE)
 			out->done = lappend(out->done, r);
-		else if (worst->outcome == BULK_REJECTED)
+		else if (worst->outcome >= BULK_REJECTED)
 		{
 			out->rejected = lappend(out->rejected, r);
 			out->rejections = lappend(out->rejections, worst);

@@ -20,6 +20,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 #include "store/catalog_opensearch_digest.h"
@@ -110,6 +111,22 @@ digest_forget_generation(int64 generation)
 
 	(void) store_run("DELETE FROM flusso.opensearch_digest WHERE generation OPERATOR(pg_catalog.=) $1",
 					 1, types, values, SPI_OK_DELETE);
+}
+
+/*
+ * Forget what the generations of index hold of the documents ids names
+ * (text[]): something else wrote them, and the next rebuild is sent.
+ */
+void
+digest_forget_ids(const char *index, Datum ids)
+{
+	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		values[2] = {CStringGetTextDatum(index), ids};
+
+	(void) store_run("DELETE FROM flusso.opensearch_digest d USING flusso.opensearch_generation g "
+					 "WHERE g.generation OPERATOR(pg_catalog.=) d.generation "
+					 "AND g.index_name OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2)",
+					 2, types, values, SPI_OK_DELETE);
 }
 
 /* Forget what every generation holds (a copy starts over). */

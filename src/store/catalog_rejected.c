@@ -108,6 +108,21 @@ catalog_forget_rejected(const char *index)
 	SPI_finish();
 }
 
+/* Forget the rejected documents of index whose ids are in ids (text[]). */
+void
+catalog_forget_rejected_ids(const char *index, Datum ids)
+{
+	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		values[2] = {CStringGetTextDatum(index), ids};
+
+	SPI_connect();
+	if (SPI_execute_with_args("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND id OPERATOR(pg_catalog.=) ANY ($2)",
+							  2, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget rejected documents of index \"%s\"", index);
+	SPI_finish();
+}
+
 /* Forget the rejected documents of every index (a copy starts over). */
 void
 catalog_forget_every_rejected(void)

@@ -18,6 +18,7 @@ extern void catalog_list_rejected(const char *index, ReturnSetInfo *rsinfo);
 extern void catalog_record_rejected(const char *index, const char *id, int64 version,
 									int status, const char *error_type, const char *reason);
 extern void catalog_forget_rejected(const char *index);
+extern void catalog_forget_rejected_ids(const char *index, Datum ids);
 extern void catalog_forget_every_rejected(void);
 
 #endif							/* FLUSSO_STORE_CATALOG_REJECTED_H */
