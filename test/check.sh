@@ -29,7 +29,7 @@ tap_18=${FLUSSO_TAP_18:-$tap_newer}
 # later: test/opensearch/node.sh); FLUSSO_OPENSEARCH_LINES="2" leaves that
 # out
 opensearch_lines=${FLUSSO_OPENSEARCH_LINES:-2 3}
-tap_opensearch3=${FLUSSO_TAP_OPENSEARCH3:-"011_opensearch 013_opensearch_faults 014_opensearch_tls 033_seed_ranges 035_copies 038_opensearch_cluster 039_unchanged_opensearch 042_wait_opensearch"}
+tap_opensearch3=${FLUSSO_TAP_OPENSEARCH3:-"011_opensearch 013_opensearch_faults 014_opensearch_tls 033_seed_ranges 035_copies 038_opensearch_cluster 039_unchanged_opensearch 042_wait_opensearch 043_one_cluster 045_foreign_versions"}
 pg15_config=$PG_CONFIG
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo

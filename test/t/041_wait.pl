@@ -154,7 +154,8 @@ is($node->safe_psql('shop', q{SELECT doc->>'label' FROM flusso_docs.things WHERE
 for my $table ('flusso_docs.things', 'flusso_docs.parts', 'flusso.signal')
 {
 	my $began = time;
-	my ($rc, $out, $err) = $node->psql('shop', qq{BEGIN; LOCK TABLE $table IN SHARE MODE;
+	my ($rc, $out, $err) = $node->psql('shop', qq{UPDATE things SET label = 'locked out' WHERE id = 11;
+		BEGIN; LOCK TABLE $table IN SHARE MODE;
 		SELECT flusso_wait('things', '12s'); COMMIT;});
 	my $took = time - $began;
 	is($out, 'f', "a lock on $table held by the waiting transaction: false");

@@ -76,38 +76,24 @@ $$;
 CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL);
 CREATE TABLE memos (id int PRIMARY KEY, body text NOT NULL);
 CREATE TABLE drafts (id int PRIMARY KEY, body text NOT NULL);
-SELECT flusso_create_index('caught', $$
-version: 1
-table: drafts
-primary_key: id
-filters:
-  - { raw: "public.catch_once()" }
-fields:
-  - text: body
-    required: true
-$$);
-SELECT flusso_create_index('stall', $$
-version: 1
-table: notes
-primary_key: id
-filters:
-  - { raw: "public.never_let_go()" }
-fields:
-  - text: body
-    required: true
-$$);
-SELECT flusso_create_index('stall_search', $$
-version: 1
-table: memos
-primary_key: id
-filters:
-  - { raw: "public.never_let_go()" }
-fields:
-  - text: body
-    required: true
-$$);
-SELECT flusso_set_sinks('stall_search', ARRAY['search']);
 });
+# caught calls catch_once(), stall and stall_search (OpenSearch alone) never_let_go()
+for my $index ([ 'caught', 'drafts', 'catch_once' ], [ 'stall', 'notes', 'never_let_go' ],
+	[ 'stall_search', 'memos', 'never_let_go' ])
+{
+	my ($name, $table, $function) = @$index;
+	$node->safe_psql('app', qq{SET ROLE mallory; SELECT flusso_create_index('$name', \$\$
+version: 1
+table: $table
+primary_key: id
+filters:
+  - { raw: "public.$function()" }
+fields:
+  - text: body
+    required: true
+\$\$)});
+}
+$node->safe_psql('app', q{SET ROLE mallory; SELECT flusso_set_sinks('stall_search', ARRAY['search'])});
 $node->safe_psql('app', 'SELECT count(*) FROM flusso_provision()');
 ok(OpenSearchNode::caught_up($node, 'app', 'users'), 'every index is seeded');
 is($node->safe_psql('app', q{SELECT string_agg(index || ' ' || phase, ', ' ORDER BY index) FROM flusso_status()}),
