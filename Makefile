@@ -18,7 +18,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 MODULE_big = flusso
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 EXTENSION = flusso
-DATA = sql/flusso--0.1.0.sql sql/flusso--0.1.0--0.2.0.sql sql/flusso--0.2.0--0.3.0.sql sql/flusso--0.3.0--0.4.0.sql sql/flusso--0.4.0--0.5.0.sql sql/flusso--0.5.0--0.6.0.sql sql/flusso--0.6.0--0.7.0.sql sql/flusso--0.7.0--0.8.0.sql sql/flusso--0.8.0--0.9.0.sql
+DATA = sql/flusso--0.1.0.sql sql/flusso--0.1.0--0.2.0.sql sql/flusso--0.2.0--0.3.0.sql sql/flusso--0.3.0--0.4.0.sql sql/flusso--0.4.0--0.5.0.sql sql/flusso--0.5.0--0.6.0.sql sql/flusso--0.6.0--0.7.0.sql sql/flusso--0.7.0--0.8.0.sql sql/flusso--0.8.0--0.9.0.sql sql/flusso--0.9.0--0.10.0.sql
 # `make test` builds with FLUSSO_TEST_HOOKS=1: the fault injection the
 # tests use (flusso.test_crash_file) exists only in that build.  The flags
 # are recorded in .build-flags, which every object depends on, so that a

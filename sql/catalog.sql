@@ -123,6 +123,12 @@ RESET ROLE;
 -- flusso_wait() refuses what it cannot answer truly
 SELECT flusso_wait('nothing');
 SELECT flusso_wait('alices', '-1 second');
+-- a publisher's position needs a subscription that fills flusso's tables
+SELECT flusso_wait('alices', '0s', upstream_lsn => '0/1');
+SELECT flusso_wait('alices', '0s', upstream_lsn => '0/1', subscription => 'nope');
+SELECT flusso_wait('alices', '0s', subscription => 'nope');
+SELECT flusso_wait(NULL) IS NULL AS null_name;
+SELECT count(*) FROM flusso_upstream();
 BEGIN;
 INSERT INTO t VALUES (2, 'not committed yet');
 SELECT flusso_wait('alices');

@@ -146,6 +146,17 @@ compat_lock_held_at_least(const LOCKTAG *tag, LOCKMODE mode)
 }
 #endif
 
+/*
+ * 16 lists parallel apply workers in pg_stat_subscription beside the
+ * subscription's apply worker, with relid NULL too: a qualifier for the
+ * latter alone (alias w)
+ */
+#if PG_VERSION_NUM >= 160000
+#define COMPAT_APPLY_LEADER_QUAL " AND w.leader_pid IS NULL"
+#else
+#define COMPAT_APPLY_LEADER_QUAL ""
+#endif
+
 #if PG_VERSION_NUM < 180000 && !defined(pg_noreturn)
 #define pg_noreturn pg_attribute_noreturn()
 #endif

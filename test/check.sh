@@ -22,7 +22,9 @@ versions=${FLUSSO_PG_VERSIONS:-15 16 17 18}
 tap_newer="003_worker 004_documents 006_seed 008_coverage 010_upgrade 011_opensearch 025_failover 041_wait"
 tap_16=${FLUSSO_TAP_16:-$tap_newer}
 tap_17=${FLUSSO_TAP_17:-$tap_newer}
-tap_18=${FLUSSO_TAP_18:-$tap_newer}
+# 18 also runs flusso on a subscriber (046); there and on 15 its publisher
+# is the other version (publisher_install below)
+tap_18=${FLUSSO_TAP_18:-"$tap_newer 046_subscriber"}
 # OpenSearch lines: every TAP file ships to nodes of the default line (2:
 # 2.19); after the 15 leg, the files that create, seed, ship, swap, verify
 # and fail run again on 15 against nodes of line 3 (3.x, on Java 21 or
@@ -126,6 +128,13 @@ suite() {
 	case $major in
 		16 | 18) perl_lib=$PG18_ROOT/perl ;;
 	esac
+	# 046_subscriber's publisher, which needs no flusso: 18 beside 15, 15
+	# beside 18 (each as installed here), else the server's own version
+	local publisher_install=""
+	case $major in
+		15) [ -x "$PG18_CONFIG" ] && publisher_install=$(dirname "$(dirname "$PG18_CONFIG")") ;;
+		18) publisher_install=$("$pg15_config" --bindir 2>/dev/null | xargs -r dirname) ;;
+	esac
 	local files=()
 	if [ $# -eq 0 ]; then
 		files=(test/t/*.pl)
@@ -139,6 +148,7 @@ suite() {
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 		TESTDIR="$work" TESTDATADIR="$work/tmp_check" TESTLOGDIR="$work/tmp_check/log" \
 		FLUSSO_TEST_DIR="$work/test" FLUSSO_REQUIRE_OPENSEARCH=1 \
+		FLUSSO_PUBLISHER_INSTALL="$publisher_install" \
 		prove --timer "${files[@]}") 2>&1 | tee "$work/prove.out"; then
 		report_tap_failures "$major" "$work"
 		status=1

@@ -1,10 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * wait.c
- *	  flusso_wait(name, timeout, searchable): wait, for at most timeout,
- *	  until every change committed before the call is in an index's sinks
- *	  (and, with searchable, visible to OpenSearch's _search); true once
- *	  it is, false at the timeout or at once when it cannot become so now.
+ *	  flusso_wait(name, timeout, searchable, upstream_lsn, subscription):
+ *	  wait, for at most timeout, until every change committed before the
+ *	  call (or, with upstream_lsn, before that position of the publisher a
+ *	  subscription applies here) is in an index's sinks (and, with
+ *	  searchable, visible to OpenSearch's _search); true once it is, false
+ *	  at the timeout or at once when it cannot become so now.
  *
  * What it waits for is a position in the WAL, taken when it is called:
  * the end of the WAL flushed then, which every commit made visible before
@@ -22,6 +24,16 @@
  * the share locks its statement took on flusso's catalog, and wakes the
  * worker or the shipper when its position is theirs to reach.
  *
+ * With upstream_lsn, a position of the publisher (pg_current_wal_lsn()
+ * there, after the application's commit), the session first polls the
+ * subscription until it has applied every publisher change before it
+ * (source/upstream.c); the position to wait for here is then the end of
+ * the WAL inserted so far, which holds what the apply worker committed,
+ * flushed (it commits asynchronously by default).  A disabled
+ * subscription makes the wait false at once; one whose apply worker is
+ * not running makes it false at the timeout, each with a NOTICE saying
+ * so.
+ *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
@@ -30,6 +42,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -41,6 +54,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_lsn.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -49,12 +63,16 @@
 #include "ipc/catalog_changes.h"
 #include "ipc/shared.h"
 #include "sink/sink.h"
+#include "source/upstream.h"
 #include "store/catalog_index.h"
 
 PG_FUNCTION_INFO_V1(flusso_wait);
 
 /* the longest wait one call takes, whatever timeout asks: a day */
 #define WAIT_MAX_MS (24L * 60 * 60 * 1000)
+
+/* how often a wait for a publisher position looks at the subscription */
+#define UPSTREAM_POLL_MS 5
 
 /* What a session waits for now, and who is to get there. */
 typedef enum WaitStage
@@ -223,6 +241,26 @@ wait_target(void)
 	return target;
 }
 
+/*
+ * The end of the WAL inserted so far, flushed: what another process (a
+ * subscription's apply worker) committed before now, asynchronously or
+ * not, is then WAL the worker may read.  At the start of a page the
+ * insert position is past the page's header, where no record ends: the
+ * end is the page boundary, as far as a flush can be asked for.
+ */
+static XLogRecPtr
+flush_inserted(void)
+{
+	XLogRecPtr	end = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(end, wal_segment_size) == SizeOfXLogLongPHD)
+		end -= SizeOfXLogLongPHD;
+	else if (end % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		end -= SizeOfXLogShortPHD;
+	XLogFlush(end);
+	return end;
+}
+
 /* The timeout in milliseconds, refused when negative or not finite. */
 static long
 timeout_ms(const Interval *timeout)
@@ -348,14 +386,68 @@ wait_for(DatabaseEntry *entry, Waiter *w, TimestampTz deadline)
 }
 
 /*
+ * Poll the subscription (the one named, or the only one feeding flusso's
+ * tables) until it has applied every publisher change before lsn, it is
+ * disabled, or deadline passes; each look reads it afresh, in a context
+ * of its own.
+ */
+static WaitAnswer
+wait_upstream(Waiter *w, const char *subscription, XLogRecPtr lsn, TimestampTz deadline)
+{
+	MemoryContext poll = AllocSetContextCreate(CurrentMemoryContext, "flusso upstream wait",
+											   ALLOCSET_SMALL_SIZES);
+	MemoryContext caller = MemoryContextSwitchTo(poll);
+	WaitAnswer	answer = WAIT_PENDING;
+
+	for (;;)
+	{
+		Upstream   *u;
+		char	   *problem;
+
+		MemoryContextReset(poll);
+		u = upstream_find(subscription);
+		if (upstream_reached(u, lsn))
+		{
+			answer = WAIT_DONE;
+			break;
+		}
+		problem = upstream_problem(u);
+		if (problem && !u->enabled)
+		{
+			answer = cannot(w, problem);
+			break;
+		}
+		if (GetCurrentTimestamp() >= deadline)
+		{
+			if (problem)
+				answer = cannot(w, problem);
+			break;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 UPSTREAM_POLL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	/* why outlives the poll's context: cannot() copied it into w */
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(poll);
+	return answer;
+}
+
+/*
  * flusso_wait(name text, timeout interval DEFAULT '5s', searchable boolean
- * DEFAULT false) RETURNS boolean
+ * DEFAULT false, upstream_lsn pg_lsn DEFAULT NULL, subscription text
+ * DEFAULT NULL) RETURNS boolean; before 0.10.0 the first three alone, and
+ * strict.
  */
 Datum
 flusso_wait(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	long		wait_ms = timeout_ms(PG_GETARG_INTERVAL_P(1));
+	char	   *name;
+	long		wait_ms;
+	TimestampTz deadline;
+	bool		upstream = PG_NARGS() > 3 && !PG_ARGISNULL(3);
+	char	   *subscription = NULL;
 	Oid			owner;
 	bool		opensearch;
 	DatabaseEntry *entry;
@@ -363,6 +455,19 @@ flusso_wait(PG_FUNCTION_ARGS)
 	WaitAnswer	answer;
 	Oid			locked;
 
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		PG_RETURN_NULL();
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	wait_ms = timeout_ms(PG_GETARG_INTERVAL_P(1));
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4))
+	{
+		if (!upstream)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("flusso_wait() takes a subscription only with upstream_lsn"),
+					 errhint("Pass the publisher's position the subscription is to have applied.")));
+		subscription = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	}
 	flusso_require_admin();
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -380,12 +485,16 @@ flusso_wait(PG_FUNCTION_ARGS)
 	LWLockRelease(flusso_shared->lock);
 	look_up(entry, name, &owner, &opensearch);
 	flusso_require_reader(owner, name);
+	/* no such subscription, or none to choose: refused before any wait */
+	if (upstream)
+		(void) upstream_find(subscription);
 
 	memset(&w, 0, sizeof(w));
 	w.index = name;
 	w.opensearch = opensearch;
 	w.searchable = PG_GETARG_BOOL(2) && opensearch;
 	w.target = wait_target();
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
 
 	if (entry == NULL)
 	{
@@ -404,8 +513,17 @@ flusso_wait(PG_FUNCTION_ARGS)
 				 : "(dropped)");
 	}
 	else
-		answer = wait_for(entry, &w,
-						  TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms));
+	{
+		/* a publisher's position: applied here first */
+		answer = upstream ? wait_upstream(&w, subscription, PG_GETARG_LSN(3), deadline)
+			: WAIT_DONE;
+		if (answer == WAIT_DONE)
+		{
+			if (upstream)
+				w.target = Max(w.target, flush_inserted());
+			answer = wait_for(entry, &w, deadline);
+		}
+	}
 	if (answer == WAIT_CANNOT)
 		ereport(NOTICE,
 				(errmsg("index \"%s\" cannot be waited for now", name),

@@ -34,6 +34,12 @@
  * columns, roles and servers and may quote a definition (a raw filter)
  * that only flusso_admin may read.
  *
+ * On a subscriber, an index whose tables a subscription fills reads no
+ * newer publisher change while that subscription is disabled or its apply
+ * worker is not running: flusso_status() says so in last_error (when the
+ * index has no error of its own), for each index of the database, and
+ * flusso_upstream() shows each subscription and how far it applied.
+ *
  * The library may be newer than the SQL objects (before ALTER EXTENSION
  * UPDATE): the shipping columns (0.3.0) and the estimates (0.4.0) are
  * filled only when the function declares them.
@@ -59,8 +65,10 @@
 #include "store/catalog_sink.h"
 #include "ipc/shared.h"
 #include "source/source.h"
+#include "source/upstream.h"
 
 PG_FUNCTION_INFO_V1(flusso_status);
+PG_FUNCTION_INFO_V1(flusso_upstream);
 
 #define STATUS_COLUMNS 22
 #define STATUS_COLUMNS_0_3 20
@@ -129,6 +137,26 @@ copy_unclaimed(SourceIdentity *identity)
 	known = source_look(identity);
 	catalog_restore_user(&saved);
 	return known && identity->unclaimed != NULL;
+}
+
+/*
+ * Why the documents miss the publisher's newer changes: the first
+ * subscription filling flusso's tables that applies nothing now, or NULL.
+ */
+static char *
+upstream_trouble(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, upstream_load())
+	{
+		Upstream   *u = lfirst(lc);
+		char	   *problem = u->tables > 0 ? upstream_problem(u) : NULL;
+
+		if (problem)
+			return problem;
+	}
+	return NULL;
 }
 
 /* The slot's confirmed position, or InvalidXLogRecPtr without a slot. */
@@ -313,11 +341,13 @@ flusso_status(PG_FUNCTION_ARGS)
 	bool		worker_failing;
 	SourceIdentity identity;
 	TimestampTz now = GetCurrentTimestamp();
+	char	   *upstream;
 	ListCell   *lc;
 
 	if (!error_texts && !flusso_is_monitor())
 		flusso_require_admin();
 	InitMaterializedSRF(fcinfo, 0);
+	upstream = upstream_trouble();
 	ship_columns = rsinfo->setDesc->natts >= STATUS_COLUMNS_0_3;
 	estimates = rsinfo->setDesc->natts >= STATUS_COLUMNS;
 	if (ship_columns)
@@ -403,6 +433,8 @@ flusso_status(PG_FUNCTION_ARGS)
 			values[12] = CStringGetTextDatum(ship->stopped);
 		else if (copy.last_error[0])
 			values[12] = CStringGetTextDatum(copy.last_error);
+		else if (upstream)
+			values[12] = CStringGetTextDatum(upstream);
 		else
 			nulls[12] = true;
 		values[13] = TimestampTzGetDatum(copy.last_error_at);
@@ -417,6 +449,47 @@ flusso_status(PG_FUNCTION_ARGS)
 			nulls[12] = true;
 		if (!error_texts && ship_columns)
 			nulls[18] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * flusso_upstream(): one row per subscription of this database, with the
+ * tables of flusso's publication it fills, how far it applied the
+ * publisher's changes, and why, when it applies none now, the documents
+ * miss the newer ones.  Read as flusso_status() is.
+ */
+Datum
+flusso_upstream(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *lc;
+
+	if (!flusso_is_admin() && !flusso_is_monitor())
+		flusso_require_admin();
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, upstream_load())
+	{
+		Upstream   *u = lfirst(lc);
+		char	   *problem = upstream_problem(u);
+		Datum		values[9];
+		bool		nulls[9];
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = CStringGetTextDatum(u->name);
+		values[1] = CStringGetTextDatum(upstream_state(u));
+		values[2] = Int32GetDatum(u->tables);
+		values[3] = Int32GetDatum(u->copying);
+		values[4] = LSNGetDatum(u->applied);
+		nulls[4] = XLogRecPtrIsInvalid(u->applied);
+		values[5] = LSNGetDatum(u->confirmed);
+		nulls[5] = XLogRecPtrIsInvalid(u->confirmed);
+		values[6] = TimestampTzGetDatum(u->heard_at);
+		nulls[6] = u->heard_at == 0;
+		values[7] = Int64GetDatum(u->apply_errors);
+		values[8] = problem ? CStringGetTextDatum(problem) : (Datum) 0;
+		nulls[8] = problem == NULL;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -56,7 +56,9 @@ is( $node->safe_psql('library',
 	'0', 'no change was lost: every document equals a fresh build');
 
 is($node->safe_psql('library', q{SELECT extversion FROM pg_extension WHERE extname = 'flusso'}),
-	'0.9.0', 'the extension is at 0.9.0');
+	'0.10.0', 'the extension is at 0.10.0');
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso_upstream()}), '0',
+	'flusso_upstream() on the upgraded database: no subscription');
 is($node->safe_psql('library', q{SELECT count(*) FROM flusso_verify('books', repair => true)}), '0',
 	'flusso_verify() takes repair on the upgraded database');
 # what 0.8.0 adds works on the upgraded database: a commit made after the
