@@ -48,7 +48,32 @@ CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://e
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', aws_region 'EU WEST');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', password 'x');
 CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (url 'https://example.com', colour 'blue');
+-- or an Elastic Cloud ID, which names the deployment's https URL: one of the two
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch
+	OPTIONS (url 'https://example.com', cloud_id 'prod:ZXhhbXBsZS5jb206OTI0MyRlcy1pZA==');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (cloud_id 'ZXhhbXBsZS5jb206OTI0MyRlcy1pZA==');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (cloud_id 'prod:not base64!');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (cloud_id 'prod:ZXhhbXBsZS5jb20=');
+CREATE SERVER bad FOREIGN DATA WRAPPER flusso_opensearch OPTIONS (cloud_id 'prod:ZXhhIG1wbGUuY29tJHg=');
 SELECT count(*) AS servers FROM pg_foreign_server;
+CREATE SERVER cloud FOREIGN DATA WRAPPER flusso_opensearch
+	OPTIONS (cloud_id 'prod:dXMtY2VudHJhbDEuZ2NwLmNsb3VkLmVzLmlvJDAxMjNhYmNkJGtpYg==');
+ALTER SERVER cloud OPTIONS (ADD url 'https://example.com');
+ALTER SERVER cloud OPTIONS (DROP cloud_id);
+-- API keys and bearer tokens (Elasticsearch), one way of authenticating per mapping
+CREATE USER MAPPING FOR CURRENT_USER SERVER cloud OPTIONS (api_key_id 'VuaCfGcBCdbkQm-e5aOx');
+CREATE USER MAPPING FOR CURRENT_USER SERVER cloud OPTIONS (api_key 'not a token');
+CREATE USER MAPPING FOR CURRENT_USER SERVER cloud OPTIONS (bearer_token E'tok\r\nX-Injected: yes');
+CREATE USER MAPPING FOR CURRENT_USER SERVER cloud OPTIONS (api_key 'a2V5', bearer_token 'dG9rZW4=');
+CREATE USER MAPPING FOR CURRENT_USER SERVER cloud OPTIONS (user 'u', password 'p', api_key 'a2V5');
+CREATE USER MAPPING FOR CURRENT_USER SERVER cloud
+	OPTIONS (api_key 'ui2lp2axTNmsyakw9tvNnw', api_key_id 'VuaCfGcBCdbkQm-e5aOx');
+ALTER USER MAPPING FOR CURRENT_USER SERVER cloud OPTIONS (ADD bearer_token 'dG9rZW4=');
+ALTER USER MAPPING FOR CURRENT_USER SERVER cloud
+	OPTIONS (DROP api_key, DROP api_key_id, ADD bearer_token 'dG9rZW4=');
+SELECT umoptions FROM pg_user_mapping m JOIN pg_foreign_server s ON s.oid = m.umserver
+	WHERE s.srvname = 'cloud';
+DROP SERVER cloud CASCADE;
 
 CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
 	OPTIONS (url 'http://127.0.0.1:1/', index_prefix 'regress-', connect_timeout '2');

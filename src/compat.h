@@ -122,6 +122,17 @@
 #define compat_attr_is_virtual(attr) false
 #endif
 
+/* 18's base64 routines take and give bytes (uint8), not chars */
+#if PG_VERSION_NUM >= 180000
+#define compat_b64_encode(src, len, dst, dstlen) \
+	pg_b64_encode((const uint8 *) (src), (len), (dst), (dstlen))
+#define compat_b64_decode(src, len, dst, dstlen) \
+	pg_b64_decode((src), (len), (uint8 *) (dst), (dstlen))
+#else
+#define compat_b64_encode(src, len, dst, dstlen) pg_b64_encode((src), (len), (dst), (dstlen))
+#define compat_b64_decode(src, len, dst, dstlen) pg_b64_decode((src), (len), (dst), (dstlen))
+#endif
+
 /* 17 has the intervals infinity and -infinity */
 #if PG_VERSION_NUM >= 170000
 #define compat_interval_is_finite(i) (!INTERVAL_NOT_FINITE(i))

@@ -127,7 +127,7 @@ check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const cha
 	if (req->status == 401 || req->status == 403)
 	{
 		diag_add(dsink, SEVERITY_ERROR, PATH,
-				 psprintf("Give role \"%s\" credentials the cluster takes: CREATE USER MAPPING FOR %s SERVER %s OPTIONS (user '...', password '...').",
+				 psprintf("Give role \"%s\" credentials the cluster takes: CREATE USER MAPPING FOR %s SERVER %s OPTIONS (user '...', password '...'), or (api_key '...') or (bearer_token '...').",
 						  owner, quote_identifier(owner), quote_identifier(server->name)),
 				 "OpenSearch server \"%s\" refuses the credentials of %s (HTTP %ld)",
 				 server->name,

@@ -1,13 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * http_request.c
- *	  Making a request to an OpenSearch cluster (a libcurl handle, ready to
- *	  be run by http.c), and saying what went wrong with one.
+ *	  Making a request to an OpenSearch or Elasticsearch cluster (a libcurl
+ *	  handle, ready to be run by http.c), and saying what went wrong with
+ *	  one.
  *
  * Every request has a connect timeout, a total timeout and a low-speed
  * limit (less than a byte a second for 30 seconds aborts it), verifies
  * TLS unless the server says tls_verify 'false', and authenticates as the
- * user mapping says: basic authentication, or AWS SigV4 signing.  Its
+ * user mapping says: basic authentication, AWS SigV4 signing, an API key
+ * (Authorization: ApiKey) or a bearer token (Authorization: Bearer).  Its
  * response is read into a malloc'd buffer by libcurl's callbacks, which
  * never palloc or ereport, up to the request's response_limit.
  *
@@ -205,7 +207,7 @@ make_request(const OpenSearchServer *server, const char *node, const char *metho
 	if (s->client_key)
 		set(easy, CURLOPT_SSLKEY, s->client_key);
 
-	/* credentials: AWS SigV4 when the server has a region, else basic */
+	/* credentials: AWS SigV4 when the server has a region, else the user mapping's one way */
 	if (s->aws_region && s->aws_access_key_id)
 	{
 		set(easy, CURLOPT_AWS_SIGV4, psprintf("aws:amz:%s:%s", s->aws_region, s->aws_service));
@@ -220,6 +222,10 @@ make_request(const OpenSearchServer *server, const char *node, const char *metho
 		set(easy, CURLOPT_USERNAME, s->user);
 		set(easy, CURLOPT_PASSWORD, s->password);
 	}
+	else if (s->api_key)
+		headers = add_header(headers, psprintf("Authorization: ApiKey %s", s->api_key));
+	else if (s->bearer_token)
+		headers = add_header(headers, psprintf("Authorization: Bearer %s", s->bearer_token));
 
 	if (body)
 		headers = add_header(headers, ndjson ? "Content-Type: application/x-ndjson"

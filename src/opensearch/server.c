@@ -6,13 +6,17 @@
  *	  when it is set, and the loading of a server with the credentials of
  *	  the role flusso ships for.
  *
- * Options of a server: url (required; http or https, no credentials in
- * it; or several, separated by commas: nodes of one cluster), index_prefix, tls_verify, ca_file, client_cert, client_key,
- * aws_region and aws_service (SigV4 signing, for Amazon OpenSearch
- * Service), connect_timeout and request_timeout (seconds),
- * bulk_max_documents, bulk_max_bytes and bulks_in_flight (how many _bulk
- * requests of one index may be in flight at once).  Options of a user
- * mapping: user and password (basic authentication), or
+ * A server is an OpenSearch or an Elasticsearch cluster.  Options of a
+ * server: url (http or https, no credentials in it; or several, separated
+ * by commas: nodes of one cluster) or cloud_id (an Elastic Cloud
+ * deployment's, which names its https URL), one of the two required;
+ * index_prefix, tls_verify, ca_file, client_cert, client_key, aws_region
+ * and aws_service (SigV4 signing, for Amazon OpenSearch Service),
+ * connect_timeout and request_timeout (seconds), bulk_max_documents,
+ * bulk_max_bytes and bulks_in_flight (how many _bulk requests of one
+ * index may be in flight at once).  Options of a user mapping, one way
+ * of authenticating: user and password (basic), api_key (an Elasticsearch
+ * API key, encoded, or with api_key_id its two halves), bearer_token, or
  * aws_access_key_id, aws_secret_access_key and aws_session_token.  The
  * wrapper itself has none.  Options that name a file the server reads
  * (ca_file, client_cert, client_key) are a superuser's, or
@@ -34,10 +38,12 @@
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
+#include "common/base64.h"
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/syscache.h"
@@ -55,6 +61,8 @@ typedef enum OptionKind
 	OPTION_INT,
 	OPTION_FILE,
 	OPTION_WORD,				/* aws region, service: [a-z0-9-]+ */
+	OPTION_CLOUD_ID,
+	OPTION_TOKEN,				/* an API key or a bearer token */
 	OPTION_TEXT
 } OptionKind;
 
@@ -69,6 +77,7 @@ typedef struct OptionSpec
 
 static const OptionSpec options[] = {
 	{"url", ForeignServerRelationId, OPTION_URL},
+	{"cloud_id", ForeignServerRelationId, OPTION_CLOUD_ID},
 	{"index_prefix", ForeignServerRelationId, OPTION_PREFIX},
 	{"tls_verify", ForeignServerRelationId, OPTION_BOOL},
 	{"ca_file", ForeignServerRelationId, OPTION_FILE},
@@ -86,6 +95,17 @@ static const OptionSpec options[] = {
 	{"aws_access_key_id", UserMappingRelationId, OPTION_TEXT},
 	{"aws_secret_access_key", UserMappingRelationId, OPTION_TEXT},
 	{"aws_session_token", UserMappingRelationId, OPTION_TEXT},
+	{"api_key", UserMappingRelationId, OPTION_TOKEN},
+	{"api_key_id", UserMappingRelationId, OPTION_TOKEN},
+	{"bearer_token", UserMappingRelationId, OPTION_TOKEN},
+};
+
+/* The ways a user mapping may authenticate: one of them at most. */
+static const char *const auth_methods[][2] = {
+	{"user", "basic authentication (user and password)"},
+	{"aws_access_key_id", "AWS SigV4 signing (aws_access_key_id and aws_secret_access_key)"},
+	{"api_key", "an API key (api_key)"},
+	{"bearer_token", "a bearer token (bearer_token)"},
 };
 
 static const char *
@@ -299,6 +319,100 @@ check_file(const DefElem *def, const char *value)
 				 errhint("Only superusers and roles with privileges of pg_read_server_files may set it.")));
 }
 
+/*
+ * An API key, its id or a bearer token: the characters of an RFC 6750
+ * b64token, which is what Elasticsearch hands out, so that it goes into
+ * an Authorization header as it is.  The value itself is never shown.
+ */
+static void
+check_token(const DefElem *def, const char *value)
+{
+	bool		ok = value[0] != '\0';
+
+	for (const char *c = value; *c && ok; c++)
+		ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			(*c >= '0' && *c <= '9') || strchr("-._~+/=", *c) != NULL;
+	if (!ok)
+		option_error(def, "It must be a non-empty token of letters, digits and the characters - . _ ~ + / =.",
+					 strcmp(def->defname, "api_key") == 0
+					 ? "Give the API key's \"encoded\" value as Elasticsearch returned it, or its \"api_key\" value with its \"id\" in api_key_id."
+					 : NULL);
+}
+
+/* host[:port]: letters, digits, '.' and '-', then a port from 1 to 65535 */
+static bool
+split_host_port(char *part, char **port)
+{
+	char	   *colon = strrchr(part, ':');
+
+	*port = NULL;
+	if (colon)
+	{
+		char	   *end;
+		long		n;
+
+		*colon = '\0';
+		errno = 0;
+		n = strtol(colon + 1, &end, 10);
+		if (errno != 0 || end == colon + 1 || *end != '\0' || n < 1 || n > 65535)
+			return false;
+		*port = colon + 1;
+	}
+	if (part[0] == '\0')
+		return false;
+	for (const char *c = part; *c; c++)
+	{
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			  (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The https base URL of the Elasticsearch deployment an Elastic Cloud ID
+ * names.  The ID is "label:" and then, in base64, "domain[:port]$es-id
+ * [:port][$kibana-id]"; the deployment's URL is https://es-id.domain:port,
+ * the port the es-id's, else the domain's, else 443.
+ */
+static char *
+cloud_id_url(const DefElem *def, const char *value)
+{
+	const char *colon = strchr(value, ':');
+	const char *encoded = colon ? colon + 1 : value;
+	int			encoded_len = strlen(encoded);
+	int			max_len = pg_b64_dec_len(encoded_len);
+	char	   *decoded = palloc(max_len + 1);
+	int			len;
+	char	   *dollar;
+	char	   *domain;
+	char	   *es_id;
+	char	   *domain_port;
+	char	   *es_port;
+	const char *hint = "Copy the Cloud ID from the deployment's page in the Elastic Cloud console: a name, a colon, then base64 text.";
+
+	if (colon == NULL || colon == value || encoded_len == 0)
+		option_error(def, "A Cloud ID is a deployment's name, a colon and base64 text.", hint);
+	len = compat_b64_decode(encoded, encoded_len, decoded, max_len);
+	if (len <= 0)
+		option_error(def, "The text after the colon is not base64.", hint);
+	decoded[len] = '\0';
+	if (strlen(decoded) != len)
+		option_error(def, "The decoded Cloud ID is not text.", hint);
+	domain = decoded;
+	dollar = strchr(domain, '$');
+	if (dollar == NULL)
+		option_error(def, "The decoded Cloud ID names no Elasticsearch deployment (no '$' after its domain).", hint);
+	*dollar = '\0';
+	es_id = dollar + 1;
+	if ((dollar = strchr(es_id, '$')) != NULL)
+		*dollar = '\0';
+	if (!split_host_port(domain, &domain_port) || !split_host_port(es_id, &es_port))
+		option_error(def, "The decoded Cloud ID does not name a host and port.", hint);
+	return psprintf("https://%s.%s:%s", es_id, domain,
+					es_port ? es_port : domain_port ? domain_port : "443");
+}
+
 static void
 check_value(const DefElem *def, const OptionSpec *spec)
 {
@@ -335,6 +449,12 @@ check_value(const DefElem *def, const OptionSpec *spec)
 		case OPTION_WORD:
 			check_word(def, value);
 			break;
+		case OPTION_CLOUD_ID:
+			(void) cloud_id_url(def, value);
+			break;
+		case OPTION_TOKEN:
+			check_token(def, value);
+			break;
 		case OPTION_TEXT:
 			if (value[0] == '\0')
 				option_error(def, "It must not be empty.", NULL);
@@ -362,6 +482,26 @@ require_pair(List *list, const char *a, const char *b)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("option \"%s\" of " OPENSEARCH_FDW " needs option \"%s\"", a, b)));
+}
+
+/* A user mapping authenticates one way, or none. */
+static void
+check_one_auth_method(List *list)
+{
+	int			first = -1;
+
+	for (int i = 0; i < lengthof(auth_methods); i++)
+	{
+		if (!has_option(list, auth_methods[i][0]))
+			continue;
+		if (first >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("a user mapping of " OPENSEARCH_FDW " authenticates one way"),
+					 errdetail("It gives %s and %s.", auth_methods[first][1], auth_methods[i][1]),
+					 errhint("Keep the options of one of them: ALTER USER MAPPING ... OPTIONS (DROP ...);")));
+		first = i;
+	}
 }
 
 /*
@@ -405,16 +545,25 @@ flusso_opensearch_validator(PG_FUNCTION_ARGS)
 		}
 		check_value(def, spec);
 	}
-	if (catalog == ForeignServerRelationId && !has_option(list, "url"))
+	if (catalog == ForeignServerRelationId && !has_option(list, "url") &&
+		!has_option(list, "cloud_id"))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
-				 errmsg("a " OPENSEARCH_FDW " server needs option \"url\""),
-				 errhint("CREATE SERVER search FOREIGN DATA WRAPPER " OPENSEARCH_FDW " OPTIONS (url 'https://search.example.com:9200');")));
+				 errmsg("a " OPENSEARCH_FDW " server needs option \"url\" or option \"cloud_id\""),
+				 errhint("CREATE SERVER search FOREIGN DATA WRAPPER " OPENSEARCH_FDW " OPTIONS (url 'https://search.example.com:9200'); for an Elastic Cloud deployment, OPTIONS (cloud_id '...').")));
+	if (has_option(list, "url") && has_option(list, "cloud_id"))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("a " OPENSEARCH_FDW " server takes option \"url\" or option \"cloud_id\", not both"),
+				 errdetail("A Cloud ID names the deployment's URL."),
+				 errhint("Drop one of them: ALTER SERVER ... OPTIONS (DROP url);")));
+	check_one_auth_method(list);
 	require_pair(list, "password", "user");
 	require_pair(list, "user", "password");
 	require_pair(list, "aws_access_key_id", "aws_secret_access_key");
 	require_pair(list, "aws_secret_access_key", "aws_access_key_id");
 	require_pair(list, "aws_session_token", "aws_access_key_id");
+	require_pair(list, "api_key_id", "api_key");
 	require_pair(list, "client_key", "client_cert");
 	PG_RETURN_VOID();
 }
@@ -492,6 +641,24 @@ keep_one_scheme(List *urls, char **left_out)
 	return kept;
 }
 
+/* An API key given as its two halves, encoded as Elasticsearch does: base64(id:key). */
+static char *
+encode_api_key(const char *id, const char *key)
+{
+	char	   *plain = psprintf("%s:%s", id, key);
+	int			plain_len = strlen(plain);
+	int			max_len = pg_b64_enc_len(plain_len);
+	char	   *encoded = palloc(max_len + 1);
+	int			len = compat_b64_encode(plain, plain_len, encoded, max_len);
+
+	if (len < 0)
+		ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("could not encode an API key")));
+	encoded[len] = '\0';
+	explicit_bzero(plain, plain_len);
+	pfree(plain);
+	return encoded;
+}
+
 /*
  * The server named server_name, which must be a flusso_opensearch server,
  * with the credentials of role's user mapping (or PUBLIC's).  NULL when
@@ -523,7 +690,14 @@ os_server_load(const char *server_name, Oid role, bool missing_ok)
 	server->name = pstrdup(fs->servername);
 	server->serverid = fs->serverid;
 	server->role = role;
-	url = option(fs->options, "url", "");
+	url = option(fs->options, "url", NULL);
+	if (url == NULL)
+	{
+		DefElem    *cloud_id = makeDefElem("cloud_id",
+										   (Node *) makeString(option(fs->options, "cloud_id", "")), -1);
+
+		url = cloud_id_url(cloud_id, strVal(cloud_id->arg));
+	}
 	server->url = url;
 	nodes = keep_one_scheme(split_urls(url), &server->nodes_left_out);
 	server->nnodes = list_length(nodes);
@@ -550,6 +724,10 @@ os_server_load(const char *server_name, Oid role, bool missing_ok)
 	server->aws_access_key_id = option(mapping, "aws_access_key_id", NULL);
 	server->aws_secret_access_key = option(mapping, "aws_secret_access_key", NULL);
 	server->aws_session_token = option(mapping, "aws_session_token", NULL);
+	server->api_key = option(mapping, "api_key", NULL);
+	if (server->api_key && has_option(mapping, "api_key_id"))
+		server->api_key = encode_api_key(option(mapping, "api_key_id", NULL), server->api_key);
+	server->bearer_token = option(mapping, "bearer_token", NULL);
 	return server;
 }
 

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * server.h
- *	  An OpenSearch cluster as PostgreSQL knows it: a foreign server of the
- *	  flusso_opensearch wrapper (URL and cluster-wide options) and the user
- *	  mapping of the role flusso ships for (credentials).
+ *	  An OpenSearch or Elasticsearch cluster as PostgreSQL knows it: a
+ *	  foreign server of the flusso_opensearch wrapper (URL or Cloud ID and
+ *	  cluster-wide options) and the user mapping of the role flusso ships
+ *	  for (credentials).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -45,6 +46,8 @@ typedef struct OpenSearchServer
 	char	   *aws_access_key_id;
 	char	   *aws_secret_access_key;
 	char	   *aws_session_token;
+	char	   *api_key;		/* encoded: base64(id:key) */
+	char	   *bearer_token;
 } OpenSearchServer;
 
 extern OpenSearchServer *os_server_load(const char *server_name, Oid role, bool missing_ok);
