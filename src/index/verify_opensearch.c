@@ -222,9 +222,9 @@ build_page(const StoredIndex *index, const DocumentQuery *q, char **ids, int n)
 
 /*
  * Compare one page of hits with their fresh build, adding what is wrong to
- * *findings; the last _id read.
+ * *findings.
  */
-static char *
+static void
 verify_page(List **findings, const StoredIndex *index, const DocumentQuery *q,
 			JsonbContainer *hits, HTAB *seen, HTAB *pending)
 {
@@ -234,7 +234,6 @@ verify_page(List **findings, const StoredIndex *index, const DocumentQuery *q,
 	List	   *ids = NIL;
 	List	   *sources = NIL;
 	List	   *versions = NIL;
-	char	   *last = NULL;
 	char	  **id_array;
 	char	  **built;
 	int			n = 0;
@@ -255,7 +254,6 @@ verify_page(List **findings, const StoredIndex *index, const DocumentQuery *q,
 		(void) os_json_number(v.val.binary.data, "_version", &version);
 		if (id == NULL)
 			continue;
-		last = id;
 		id_add(seen, id);
 		if (id_in(pending, id))
 			continue;
@@ -265,7 +263,7 @@ verify_page(List **findings, const StoredIndex *index, const DocumentQuery *q,
 		*(int64 *) llast(versions) = version;
 	}
 	if (ids == NIL)
-		return last;
+		return;
 	id_array = palloc(sizeof(char *) * list_length(ids));
 	foreach(ic, ids)
 		id_array[n++] = lfirst(ic);
@@ -284,7 +282,6 @@ verify_page(List **findings, const StoredIndex *index, const DocumentQuery *q,
 										source) != 0)
 			*findings = lappend(*findings, finding(lfirst(ic), "different", doc, held));
 	}
-	return last;
 }
 
 /* The fresh build of each missing document of findings, to repair it with. */
@@ -438,7 +435,7 @@ verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const Documen
 	HTAB	   *seen = id_set();
 	char	   *alias = NULL;
 	char	   *concrete = served_generation(index, &alias, &server, pending);
-	char	   *after = NULL;
+	char	   *scroll = NULL;
 	HttpRequest *req;
 	BuildSession session;
 
@@ -458,15 +455,21 @@ verify_opensearch(ReturnSetInfo *rsinfo, const StoredIndex *index, const Documen
 		Jsonb	   *doc;
 		JsonbContainer *hits;
 
-		req = os_page_by_id(server, alias, after, VERIFY_PAGE, true);
+		req = os_scroll_page(server, alias, scroll, VERIFY_PAGE, true);
 		if (!os_succeeded(req, 0) || (doc = os_json_parse(req->response)) == NULL ||
-			(hits = os_json_object(os_json_object(&doc->root, "hits"), "hits")) == NULL)
+			(hits = os_json_object(os_json_object(&doc->root, "hits"), "hits")) == NULL ||
+			(scroll = os_json_text(&doc->root, "_scroll_id")) == NULL)
+		{
+			os_scroll_clear(server, scroll);
 			read_failed(req, alias);
+		}
 		if (JsonContainerSize(hits) == 0)
 			break;
-		after = verify_page(&findings, index, q, hits, seen, pending);
+		verify_page(&findings, index, q, hits, seen, pending);
 		http_release(req);
 	}
+	http_release(req);
+	os_scroll_clear(server, scroll);
 
 	/* what builds and was not seen */
 	verify_build_all(index, q, psprintf("WITH built AS (%s) SELECT id FROM built ORDER BY id", q->sql),

@@ -33,6 +33,8 @@
 #define SMALL_RESPONSE ((size_t) 1024 * 1024)
 /* what a page of ids, without their documents, may hold */
 #define IDS_RESPONSE ((size_t) 16 * 1024 * 1024)
+/* how long a scroll is kept between two of its pages */
+#define SCROLL_KEEP_ALIVE "5m"
 
 /* body, with value (JSON text) set at the path of two keys a and b */
 static Datum
@@ -256,27 +258,57 @@ os_move_alias(const OpenSearchServer *server, const char *alias, List *from, con
 }
 
 /*
- * Up to size documents of index with an _id after after_id (NULL: from
- * the first), in _id order, with their _source or without.
+ * A page of index's documents, read with the scroll API, which both
+ * engines take alike (Elasticsearch 8 and later refuse to sort on _id):
+ * the first page when scroll_id is NULL, else the next page of that
+ * scroll.  Each answer's _scroll_id (os_scroll_id) names the scroll to go
+ * on with; a scroll unused for SCROLL_KEEP_ALIVE is gone (404), and
+ * os_scroll_clear frees one sooner.  With the sources, their versions
+ * too (flusso_verify() repairs above them).
  */
 HttpRequest *
-os_page_by_id(const OpenSearchServer *server, const char *index, const char *after_id, int size,
-			  bool source)
+os_scroll_page(const OpenSearchServer *server, const char *index, const char *scroll_id,
+			   int size, bool source)
 {
 	StringInfoData body;
 
 	initStringInfo(&body);
-	/* with the sources, their versions too (flusso_verify() repairs above them) */
-	appendStringInfo(&body, "{\"size\": %d, \"sort\": [{\"_id\": \"asc\"}], \"_source\": %s, "
-					 "\"version\": %s, \"query\": {\"match_all\": {}}", size,
-					 source ? "true" : "false", source ? "true" : "false");
-	if (after_id)
+	if (scroll_id == NULL)
 	{
-		appendStringInfoString(&body, ", \"search_after\": [");
-		escape_json(&body, after_id);
-		appendStringInfoChar(&body, ']');
+		appendStringInfo(&body, "{\"size\": %d, \"sort\": [\"_doc\"], \"_source\": %s, "
+						 "\"version\": %s, \"query\": {\"match_all\": {}}}", size,
+						 source ? "true" : "false", source ? "true" : "false");
+		return call_reading(server, "POST",
+							psprintf("/%s/_search?scroll=%s", index, SCROLL_KEEP_ALIVE),
+							body.data, source ? HTTP_RESPONSE_LIMIT : IDS_RESPONSE);
 	}
+	appendStringInfoString(&body, "{\"scroll\": \"" SCROLL_KEEP_ALIVE "\", \"scroll_id\": ");
+	escape_json(&body, scroll_id);
 	appendStringInfoChar(&body, '}');
-	return call_reading(server, "POST", psprintf("/%s/_search", index), body.data,
+	return call_reading(server, "POST", "/_search/scroll", body.data,
 						source ? HTTP_RESPONSE_LIMIT : IDS_RESPONSE);
+}
+
+/* The scroll a page of os_scroll_page names for the next one, or NULL. */
+char *
+os_scroll_id(const HttpRequest *req)
+{
+	Jsonb	   *doc = os_json_parse(req->response);
+
+	return doc ? os_json_text(&doc->root, "_scroll_id") : NULL;
+}
+
+/* Free a scroll before its keep-alive ends; what the cluster answers does not matter. */
+void
+os_scroll_clear(const OpenSearchServer *server, const char *scroll_id)
+{
+	StringInfoData body;
+
+	if (scroll_id == NULL)
+		return;
+	initStringInfo(&body);
+	appendStringInfoString(&body, "{\"scroll_id\": [");
+	escape_json(&body, scroll_id);
+	appendStringInfoString(&body, "]}");
+	http_release(call(server, "DELETE", "/_search/scroll", body.data));
 }

@@ -49,7 +49,9 @@ extern HttpRequest *os_put_owner(const OpenSearchServer *server, const char *ind
 								 const char *owner);
 extern HttpRequest *os_move_alias(const OpenSearchServer *server, const char *alias,
 								  List *from, const char *to);
-extern HttpRequest *os_page_by_id(const OpenSearchServer *server, const char *index,
-								  const char *after_id, int size, bool source);
+extern HttpRequest *os_scroll_page(const OpenSearchServer *server, const char *index,
+								   const char *scroll_id, int size, bool source);
+extern char *os_scroll_id(const HttpRequest *req);
+extern void os_scroll_clear(const OpenSearchServer *server, const char *scroll_id);
 
 #endif							/* FLUSSO_OPENSEARCH_API_H */

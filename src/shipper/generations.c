@@ -183,14 +183,17 @@ create(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 }
 
 /*
- * Delete, at the truncate's version, the ids of one page of documents read
- * after *after; false when the page is empty.  Deletes answered 404 are
- * done; anything else fails the step.
+ * Delete, at the truncate's version, the ids of the next page of the
+ * scroll *scroll over g's documents (NULL: a new one, set to the scroll
+ * to go on with); false when the page is empty.  Deletes answered 404 are
+ * done; anything else fails the step.  A scroll that is gone (kept
+ * unused past its keep-alive) is started again: what was deleted is no
+ * longer there to be read.
  */
 static bool
-delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
+delete_page(ShipGeneration *g, char **scroll, HttpRequest **failed_req, bool *ok)
 {
-	HttpRequest *req = os_page_by_id(g->server, g->concrete, *after, EMPTY_PAGE, false);
+	HttpRequest *req = os_scroll_page(g->server, g->concrete, *scroll, EMPTY_PAGE, false);
 	Jsonb	   *doc;
 	JsonbContainer *hits;
 	JsonbIterator *it;
@@ -203,9 +206,19 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
 	int			n = 0;
 
 	*ok = false;
+	if (*scroll && req->status == 404)
+	{
+		/* gone: read what is left from the start */
+		http_release(req);
+		if (!os_succeeded(*failed_req = os_refresh(g->server, g->concrete), 0))
+			return false;
+		http_release(*failed_req);
+		req = os_scroll_page(g->server, g->concrete, NULL, EMPTY_PAGE, false);
+	}
 	*failed_req = req;
 	if (!os_succeeded(req, 0) || (doc = os_json_parse(req->response)) == NULL ||
-		(hits = os_json_object(os_json_object(&doc->root, "hits"), "hits")) == NULL)
+		(hits = os_json_object(os_json_object(&doc->root, "hits"), "hits")) == NULL ||
+		(*scroll = os_json_text(&doc->root, "_scroll_id")) == NULL)
 		return false;
 	initStringInfo(&body);
 	it = JsonbIteratorInit(hits);
@@ -217,7 +230,6 @@ delete_page(ShipGeneration *g, char **after, HttpRequest **failed_req, bool *ok)
 			(id = os_json_text(v.val.binary.data, "_id")) == NULL)
 			continue;
 		bulk_add_delete(&body, g->concrete, id, g->truncate_version);
-		*after = id;
 		n++;
 	}
 	if (n == 0)
@@ -265,15 +277,15 @@ forget_held(const ShipGeneration *g)
  * inserted after the truncate is never deleted by it).  Plain deletes in
  * _bulk, so any cluster does it (no _delete_by_query, which needs the
  * reindex module).  A large index takes many pages: they are deleted for
- * at most a turn's time, and the next turn goes on after the last id
- * deleted, so the other indexes of the database ship in between.  False
- * when a step failed; g->truncate_version is -1 once g is empty.
+ * at most a turn's time, and the next turn goes on with the same scroll,
+ * so the other indexes of the database ship in between.  False when a
+ * step failed; g->truncate_version is -1 once g is empty.
  */
 static bool
 empty(ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 {
 	TimestampTz turn_ends = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHIP_TURN_MS);
-	char	   *after = NULL;
+	char	   *scroll = NULL;
 	HttpRequest *req;
 	bool		ok = true;
 	bool		more;
@@ -283,26 +295,31 @@ empty(ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 	/* no digest may say that g holds what is about to be deleted */
 	if (rt->emptying != g->generation && !forget_held(g))
 		return true;
-	if (rt->emptying == g->generation && rt->emptied_to)
-		after = pstrdup(rt->emptied_to);
+	if (rt->emptying == g->generation && rt->emptying_scroll)
+		scroll = pstrdup(rt->emptying_scroll);
 	if (!os_succeeded(req = os_refresh(g->server, g->concrete), 0))
 		return failed(status, req);
-	while ((more = delete_page(g, &after, &req, &ok)) &&
+	while ((more = delete_page(g, &scroll, &req, &ok)) &&
 		   GetCurrentTimestamp() < turn_ends)
 		;
-	if (!ok)
-		return failed(status, req);
-	if (rt->emptied_to)
-		pfree(rt->emptied_to);
-	rt->emptied_to = NULL;
+	if (rt->emptying_scroll)
+		pfree(rt->emptying_scroll);
+	rt->emptying_scroll = NULL;
 	rt->emptying = -1;
+	if (!ok)
+	{
+		/* the next try reads what is left from the start */
+		os_scroll_clear(g->server, scroll);
+		return failed(status, req);
+	}
 	if (more)
 	{
-		/* the next turn goes on from here */
+		/* the next turn goes on with this scroll */
 		rt->emptying = g->generation;
-		rt->emptied_to = MemoryContextStrdup(TopMemoryContext, after);
+		rt->emptying_scroll = MemoryContextStrdup(TopMemoryContext, scroll);
 		return true;
 	}
+	os_scroll_clear(g->server, scroll);
 	if (xact_begin(true, NULL, 0))
 	{
 		generation_emptied(g->generation, g->truncate_version);

@@ -148,7 +148,7 @@ runtime_of(const char *index)
 		rt->items_cap = 0;
 		rt->checked_at = 0;
 		rt->emptying = -1;
-		rt->emptied_to = NULL;
+		rt->emptying_scroll = NULL;
 		memset(&rt->pace, 0, sizeof(BuildPace));
 		rt->wait_lsn = InvalidXLogRecPtr;
 		rt->wait_at = 0;

@@ -71,7 +71,7 @@ typedef struct ShipRuntime
 	int			items_cap;		/* a 413 halves it, a bulk that goes doubles it */
 	TimestampTz checked_at;		/* when the served generation was checked */
 	int64		emptying;		/* generation being emptied after a truncate */
-	char	   *emptied_to;		/* the last id it deleted (TopMemoryContext) */
+	char	   *emptying_scroll;	/* the scroll it goes on with (TopMemoryContext) */
 	BuildPace	pace;			/* what building its documents costs lately */
 	/* the commits sessions wait for, and when the worker had them queued */
 	XLogRecPtr	wait_lsn;		/* 0: none */
