@@ -109,6 +109,24 @@ check_nodes(DiagnosticSink *dsink, const OpenSearchServer *server)
 				 answering, server->nnodes, server->name);
 }
 
+/*
+ * Which engine answers GET /: OpenSearch names its distribution;
+ * Elasticsearch names none and says its tagline.
+ */
+static const char *
+engine_name(JsonbContainer *info)
+{
+	JsonbContainer *version = info ? os_json_object(info, "version") : NULL;
+	char	   *distribution = version ? os_json_text(version, "distribution") : NULL;
+	char	   *tagline = info ? os_json_text(info, "tagline") : NULL;
+
+	if (distribution)
+		return distribution;
+	if (tagline && strcmp(tagline, "You Know, for Search") == 0)
+		return "elasticsearch";
+	return "a cluster";
+}
+
 /* Can the cluster be reached, with the owner's credentials? */
 static bool
 check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const char *owner)
@@ -145,8 +163,7 @@ check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const cha
 	version = info ? os_json_object(&info->root, "version") : NULL;
 	diag_add(dsink, SEVERITY_INFO, PATH, NULL,
 			 "OpenSearch server \"%s\" answers: %s %s", server->name,
-			 version && os_json_text(version, "distribution") ? os_json_text(version, "distribution")
-			 : "a cluster",
+			 engine_name(info ? &info->root : NULL),
 			 version && os_json_text(version, "number") ? os_json_text(version, "number") : "");
 	return true;
 }
