@@ -1,9 +1,24 @@
-# OpenSearchNode.pm: a real OpenSearch node for flusso's TAP tests (the
-# embedded node of test/opensearch/), alone or as one of a cluster's, its
-# REST API through curl, and what the tests compare between it and
-# PostgreSQL.  FLUSSO_OPENSEARCH_LINE chooses the OpenSearch line the nodes
-# are of (2, the default, or 3: see node.sh).  Every node a test starts is
-# stopped when the test ends.
+# OpenSearchNode.pm: a real OpenSearch or Elasticsearch node for flusso's
+# TAP tests (the embedded node of test/opensearch/), alone or as one of a
+# cluster's, its REST API through curl, and what the tests compare between
+# it and PostgreSQL.  FLUSSO_OPENSEARCH_LINE chooses the line the nodes are
+# of: 2 (the default: OpenSearch 2.19), 3 (OpenSearch 3.x), es8
+# (Elasticsearch 8.19) or es9 (Elasticsearch 9.x); see node.sh.  Every node
+# a test starts is stopped when the test ends.
+#
+# What differs between the engines is decided here, from the line
+# (engine, is_elasticsearch, manager_timeout): the parameter a request gives
+# the cluster manager's timeout in (cluster_manager_timeout on OpenSearch,
+# master_timeout on Elasticsearch, which answers 400 to a parameter it does
+# not know), the _cat endpoint naming it, and how documents are read back
+# (the scroll API, sorted on _doc: Elasticsearch refuses to sort on _id).
+#
+# On the Elasticsearch lines a single node may run with security
+# (start NAME, security => 1; node.sh's FLUSSO_ES_SECURITY): plain HTTP,
+# a basic license, one superuser (admin_user, admin_password), and 401 for
+# a request without credentials.  Every request of this module then
+# authenticates as that superuser unless told otherwise (request's
+# options), and create_api_key makes API keys a test can give flusso.
 
 package OpenSearchNode;
 
@@ -18,6 +33,31 @@ use Test::More;
 my @started;
 my $script = "$ENV{FLUSSO_TEST_DIR}/opensearch/node.sh";
 my $line = $ENV{FLUSSO_OPENSEARCH_LINE} // 2;
+my $elasticsearch = $line =~ /^es/;
+# what node.sh names the line ("OpenSearch 2.x", "Elasticsearch 8.x")
+my $label = $elasticsearch ? 'Elasticsearch ' . substr($line, 2) . '.x' : "OpenSearch $line.x";
+# the superuser of a secure node (node.sh's defaults, or what it is told)
+my $admin_user = $ENV{FLUSSO_ES_USER} // 'flusso_test_admin';
+my $admin_password = $ENV{FLUSSO_ES_PASSWORD} // 'flusso-test-password';
+
+# The line FLUSSO_OPENSEARCH_LINE names (2, 3, es8, es9), its engine
+# ("OpenSearch" or "Elasticsearch"), whether that is Elasticsearch, and what
+# node.sh calls it ("OpenSearch 3.x", "Elasticsearch 9.x").
+sub line { return $line }
+sub engine { return $elasticsearch ? 'Elasticsearch' : 'OpenSearch' }
+sub is_elasticsearch { return $elasticsearch ? 1 : 0 }
+sub label { return $label }
+
+# The name of the parameter giving a request's timeout for the cluster
+# manager (OpenSearch) or master node (Elasticsearch): health, settings,
+# index creation...  Elasticsearch refuses cluster_manager_timeout (400).
+sub manager_timeout { return $elasticsearch ? 'master_timeout' : 'cluster_manager_timeout' }
+
+# The credentials of a secure node's superuser (node.sh's FLUSSO_ES_USER
+# and FLUSSO_ES_PASSWORD, flusso_test_admin and flusso-test-password if
+# not set).
+sub admin_user { return $admin_user }
+sub admin_password { return $admin_password }
 
 # Skip the whole test, saying why, when the node cannot run here: it is
 # not built (building it downloads from Maven Central, which a packager's
@@ -28,9 +68,9 @@ sub skip_unless_available
 {
 	my (@tools) = @_;
 	my @missing;
-	push @missing, "the embedded OpenSearch $line.x node (bash test/opensearch/node.sh build)"
+	push @missing, "the embedded $label node (FLUSSO_OPENSEARCH_LINE=$line bash test/opensearch/node.sh build)"
 	  unless -f "$ENV{FLUSSO_TEST_DIR}/opensearch/target/line$line/.built";
-	push @missing, "a JDK for OpenSearch $line.x (bash test/opensearch/node.sh java says which)"
+	push @missing, "a JDK for $label (FLUSSO_OPENSEARCH_LINE=$line bash test/opensearch/node.sh java says which)"
 	  if system("bash '$script' java >/dev/null 2>&1") != 0;
 	for my $tool (@tools)
 	{
@@ -44,13 +84,21 @@ sub skip_unless_available
 }
 
 # Start a node named $name on a free port; dies if it does not come up.
+# With security => 1 (Elasticsearch lines only; skipped on the others), the
+# node runs with security on: see admin_user, create_api_key and request's
+# options.
 sub start
 {
-	my ($class, $name) = @_;
+	my ($class, $name, %opts) = @_;
+	if ($opts{security} && !$elasticsearch)
+	{
+		plan skip_all => "a secure node is an Elasticsearch line's (es8, es9), not ${label}'s";
+	}
 	my $self = bless {
 		name => $name,
 		dir => "$PostgreSQL::Test::Utils::tmp_check/opensearch_$name",
 		port => PostgreSQL::Test::Cluster::get_free_port(),
+		security => $opts{security} ? 1 : 0,
 	}, $class;
 	$self->restart;
 	push @started, $self;
@@ -78,29 +126,50 @@ sub start_cluster
 	# stopped at the end even if the cluster does not form
 	push @started, @nodes;
 	system('bash', $script, 'cluster', $dir, @ports) == 0
-	  or die "OpenSearch cluster $name did not form";
+	  or die "$label cluster $name did not form";
 	return @nodes;
 }
 
 sub port { return $_[0]->{port} }
 sub url { return "http://127.0.0.1:$_[0]->{port}" }
+# whether the node runs with security (start's security option)
+sub secure { return $_[0]->{security} }
 
-# The version number of the node (GET /): 2.19.6, 3.9.0...
+# The version number of the node (GET /): 2.19.6, 3.9.0, 8.19.21...
 sub version
 {
 	my ($self) = @_;
+	return $self->info->{version}{number};
+}
+
+# The distribution GET / names: "opensearch" (version.distribution), or
+# "elasticsearch" for Elasticsearch, whose answer has no distribution.
+sub distribution
+{
+	my ($self) = @_;
+	return $self->info->{version}{distribution} // 'elasticsearch';
+}
+
+# What GET / answers (name, cluster_name, cluster_uuid, version...); dies
+# if it is not 200.
+sub info
+{
+	my ($self) = @_;
 	my ($status, $body) = $self->request('GET', '/');
-	die "OpenSearch node $self->{name}: GET / answered $status" if $status != 200;
-	return $body->{version}{number};
+	die "$label node $self->{name}: GET / answered $status" if $status != 200 || !$body;
+	return $body;
 }
 
 # Start it again (after kill or stop), with its data (a cluster's node
-# joins its cluster again).
+# joins its cluster again; a secure node comes back secure).
 sub restart
 {
 	my ($self) = @_;
+	local $ENV{FLUSSO_ES_SECURITY} = $self->{security};
+	local $ENV{FLUSSO_ES_USER} = $admin_user;
+	local $ENV{FLUSSO_ES_PASSWORD} = $admin_password;
 	system('bash', $script, 'start', $self->{dir}, $self->{port}) == 0
-	  or die "OpenSearch node $self->{name} did not start";
+	  or die "$label node $self->{name} did not start";
 	return;
 }
 
@@ -124,37 +193,107 @@ END
 	$_->stop for @started;
 }
 
+# The cluster's health (GET /_cluster/health with the parameters of %params,
+# the cluster manager's timeout named as the line wants: manager_timeout
+# => '5s' becomes cluster_manager_timeout or master_timeout); returns
+# (HTTP status, decoded body).
+sub health
+{
+	my ($self, %params) = @_;
+	$params{ manager_timeout() } = delete $params{manager_timeout} if exists $params{manager_timeout};
+	my $query = join '&', map { "$_=$params{$_}" } sort keys %params;
+	return $self->request('GET', '/_cluster/health' . ($query ne '' ? "?$query" : ''));
+}
+
 # What the node says of its cluster, as text for a failing test's diag: its
-# nodes, the cluster manager's pending tasks, the health and the busiest
-# threads (each request given 10 s).
+# nodes, the elected cluster manager (master), its pending tasks, the
+# health and the busiest threads (each request given 10 s).
 sub describe
 {
 	my ($self) = @_;
 	my $text = '';
-	for my $path ('_cat/nodes?v', '_cat/pending_tasks?v', '_cluster/health?pretty',
-		'_nodes/hot_threads?threads=3')
+	for my $path ('_cat/nodes?v', $elasticsearch ? '_cat/master?v' : '_cat/cluster_manager?v',
+		'_cat/pending_tasks?v', '_cluster/health?pretty', '_nodes/hot_threads?threads=3')
 	{
-		my $out = `curl -s -m 10 '${\ $self->url}/$path'`;
-		$text .= "GET /$path on node $self->{name}:\n" . ($out // '') . "\n";
+		my $out = join '', map { $_ // '' } $self->raw_request('GET', "/$path", undef, { timeout => 10 });
+		$text .= "GET /$path on node $self->{name}:\n$out\n";
 	}
 	return $text;
 }
 
-# A request; returns (HTTP status, decoded JSON body or undef).
+# A request; returns (HTTP status, decoded JSON body or undef).  A secure
+# node is asked as its superuser, unless %$opts says otherwise:
+#   user => [USER, PASSWORD]  basic authentication as that user
+#   api_key => ENCODED        Authorization: ApiKey ENCODED
+#   anonymous => 1            no credentials (a secure node answers 401)
+#   headers => [...]          more headers, "Name: value"
+#   timeout => SECONDS        curl's --max-time
 sub request
 {
-	my ($self, $method, $path, $body) = @_;
+	my ($self, $method, $path, $body, $opts) = @_;
+	my ($json, $status) = $self->raw_request($method, $path, $body, $opts);
+	return (0, undef) if !defined $status;
+	my $decoded = eval { decode_json($json) };
+	return ($status, $decoded);
+}
+
+# As request, but returns (body as text, HTTP status or undef if curl got
+# no answer).
+sub raw_request
+{
+	my ($self, $method, $path, $body, $opts) = @_;
+	$opts //= {};
 	my @cmd = ('curl', '-s', '-o', '-', '-w', '\n%{http_code}', '-X', $method,
-		'-H', 'Content-Type: application/json', $self->url . $path);
+		'-H', 'Content-Type: application/json');
+	push @cmd, '-m', $opts->{timeout} if $opts->{timeout};
+	push @cmd, '-H', $_ for @{ $opts->{headers} // [] };
+	if ($opts->{user})
+	{
+		push @cmd, '-u', join(':', @{ $opts->{user} });
+	}
+	elsif ($opts->{api_key})
+	{
+		push @cmd, '-H', "Authorization: ApiKey $opts->{api_key}";
+	}
+	elsif ($self->{security} && !$opts->{anonymous})
+	{
+		push @cmd, '-u', "$admin_user:$admin_password";
+	}
+	push @cmd, $self->url . $path;
 	push @cmd, '--data-binary', $body if defined $body;
 	open(my $fh, '-|', @cmd) or die "curl: $!";
 	local $/;
 	my $out = <$fh>;
 	close $fh;
-	my ($json, $status) = $out =~ /\A(.*)\n(\d+)\z/s;
-	return (0, undef) if !defined $status;
-	my $decoded = eval { decode_json($json) };
-	return ($status, $decoded);
+	my ($text, $status) = ($out // '') =~ /\A(.*)\n(\d+)\z/s;
+	return ($text, $status && $status != 0 ? $status : undef);
+}
+
+# On a secure node, a new API key (POST /_security/api_key as the
+# superuser) named $name, with the roles of %$body if given (a body of
+# that API: role_descriptors, expiration, metadata; by default the key
+# has its creator's rights); returns { encoded, id, api_key, name }: give
+# flusso api_key 'ENCODED', or api_key 'API_KEY' with api_key_id 'ID'.
+# Dies if the node refuses.
+sub create_api_key
+{
+	my ($self, $name, $body) = @_;
+	die "$label node $self->{name} has no security: start it with security => 1"
+	  if !$self->{security};
+	my ($status, $key) = $self->request('POST', '/_security/api_key',
+		encode_json({ %{ $body // {} }, name => $name }));
+	die "$label node $self->{name}: POST /_security/api_key answered $status"
+	  if $status != 200 || !$key || !$key->{encoded};
+	return { map { $_ => $key->{$_} } qw(encoded id api_key name) };
+}
+
+# On a secure node, invalidate the API key of id $id (DELETE
+# /_security/api_key); true if the node says it did.
+sub invalidate_api_key
+{
+	my ($self, $id) = @_;
+	my ($status, $body) = $self->request('DELETE', '/_security/api_key', encode_json({ ids => [$id] }));
+	return $status == 200 && $body && grep { $_ eq $id } @{ $body->{invalidated_api_keys} // [] };
 }
 
 # The documents count of $index (an alias or an index), refreshed first.
@@ -166,24 +305,30 @@ sub count
 	return $status == 200 ? $body->{count} : undef;
 }
 
-# Every document of $index: { id => _source }, read with search_after.
+# Every document of $index: { id => _source }, read with the scroll API
+# in index order (_doc): neither engine sorts on _id by default
+# (Elasticsearch refuses, fielddata on _id being off), and a scroll reads
+# one point in time, as search_after would not.
 sub documents
 {
 	my ($self, $index) = @_;
 	$self->request('POST', "/$index/_refresh");
 	my %docs;
-	my $after;
+	my ($status, $body) = $self->request('POST', "/$index/_search?scroll=1m",
+		encode_json({ size => 500, sort => ['_doc'], query => { match_all => {} } }));
+	die "search on $index answered $status" if $status != 200;
+	my $scroll = $body->{_scroll_id};
 	while (1)
 	{
-		my $query = { size => 500, sort => [ { _id => 'asc' } ], query => { match_all => {} } };
-		$query->{search_after} = [$after] if defined $after;
-		my ($status, $body) = $self->request('POST', "/$index/_search", encode_json($query));
-		die "search on $index answered $status" if $status != 200;
 		my $hits = $body->{hits}{hits};
 		last if !@$hits;
 		$docs{ $_->{_id} } = $_->{_source} for @$hits;
-		$after = $hits->[-1]{_id};
+		$scroll = $body->{_scroll_id} // $scroll;
+		($status, $body) = $self->request('POST', '/_search/scroll',
+			encode_json({ scroll => '1m', scroll_id => $scroll }));
+		die "scroll on $index answered $status" if $status != 200;
 	}
+	$self->request('DELETE', '/_search/scroll', encode_json({ scroll_id => $scroll }));
 	return \%docs;
 }
 
@@ -195,7 +340,7 @@ sub alias_targets
 	return $status == 200 ? [ sort keys %$body ] : [];
 }
 
-# Every OpenSearch index whose name starts with $prefix.
+# Every index of the node whose name starts with $prefix.
 sub indexes_like
 {
 	my ($self, $prefix) = @_;

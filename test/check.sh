@@ -6,12 +6,19 @@
 # Debian 13 root).  On each: pg_regress on a temporary instance for the
 # regression tests named on the command line, then TAP tests, as an
 # unprivileged OS user, from a scratch copy of the tests that user owns.
-# 15 runs every TAP file and the packagers' `make installcheck`; 16, 17 and
-# 18 run the TAP files that exercise what differs between versions
+# 15 runs every TAP file and the packagers' `make installcheck`, then the
+# OpenSearch TAP files again against OpenSearch 3.x, Elasticsearch 8.x and
+# Elasticsearch 9.x nodes (FLUSSO_OPENSEARCH_LINES below); 16, 17 and 18
+# run the TAP files that exercise what differs between versions
 # (FLUSSO_TAP_16, FLUSSO_TAP_17, FLUSSO_TAP_18 below).  Exits non-zero if
 # anything failed.
 #
 # FLUSSO_PG_VERSIONS="15" (or "16 17", ...) runs those versions only.
+# FLUSSO_TAP_15 names the TAP files 15 runs on the default line (every
+# file if unset); "none" leaves them and `make installcheck` out, while
+# pg_regress and the other lines' TAP files still run: with
+# FLUSSO_OPENSEARCH_LINES="es8" too, 15 runs the regression tests named
+# and Elasticsearch 8's TAP files alone.
 #
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -25,13 +32,23 @@ tap_17=${FLUSSO_TAP_17:-$tap_newer}
 # 18 also runs flusso on a subscriber (046); there and on 15 its publisher
 # is the other version (publisher_install below)
 tap_18=${FLUSSO_TAP_18:-"$tap_newer 046_subscriber"}
-# OpenSearch lines: every TAP file ships to nodes of the default line (2:
-# 2.19); after the 15 leg, the files that create, seed, ship, swap, verify
-# and fail run again on 15 against nodes of line 3 (3.x, on Java 21 or
-# later: test/opensearch/node.sh); FLUSSO_OPENSEARCH_LINES="2" leaves that
-# out
-opensearch_lines=${FLUSSO_OPENSEARCH_LINES:-2 3}
+# 15's TAP files of the default line: every file unless named, "none" for
+# none (and no `make installcheck` then: see above)
+tap_15=${FLUSSO_TAP_15:-}
+# OpenSearch and Elasticsearch lines: every TAP file ships to nodes of the
+# default line (2: OpenSearch 2.19); after the 15 leg, the files that
+# create, seed, ship, swap, verify and fail run again on 15 against nodes
+# of line 3 (OpenSearch 3.x, on Java 21 or later), then of es8
+# (Elasticsearch 8.19, on Java 17 or later) and es9 (Elasticsearch 9.x, on
+# Java 21 or later): test/opensearch/node.sh; FLUSSO_OPENSEARCH_LINES="2"
+# leaves those out, "2 es8" runs Elasticsearch 8 alone of them
+opensearch_lines=${FLUSSO_OPENSEARCH_LINES:-2 3 es8 es9}
 tap_opensearch3=${FLUSSO_TAP_OPENSEARCH3:-"011_opensearch 013_opensearch_faults 014_opensearch_tls 033_seed_ranges 035_copies 038_opensearch_cluster 039_unchanged_opensearch 042_wait_opensearch 043_one_cluster 045_foreign_versions"}
+# the same files against Elasticsearch, and its own ways of authenticating
+# (047: API keys, a bearer token, on a node with security), unless told
+# otherwise
+tap_es8=${FLUSSO_TAP_ES8:-"$tap_opensearch3 047_elasticsearch_auth"}
+tap_es9=${FLUSSO_TAP_ES9:-"$tap_opensearch3 047_elasticsearch_auth"}
 pg15_config=$PG_CONFIG
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo
@@ -92,9 +109,10 @@ scratch_build() {
 	fi
 }
 
-# suite MAJOR TAPFILES...: pg_regress and the TAP files named (all if none)
-# against the server use_pg_config chose; with tap_only set, the TAP files
-# alone, labelled so (an OpenSearch line)
+# suite MAJOR TAPFILES...: pg_regress and the TAP files named (all if none,
+# no TAP file if the only one is "none") against the server use_pg_config
+# chose; with tap_only set, the TAP files alone, labelled so (an
+# OpenSearch or Elasticsearch line)
 suite() {
 	local major=$1 work perl_lib
 	shift
@@ -119,6 +137,7 @@ suite() {
 		status=1
 	fi
 
+	[ "$*" = none ] && return
 	echo "== TAP ($major${tap_only:+, $tap_only})"
 	# the TAP modules of the server's PGXS (Debian's 15 and 17 ship them);
 	# the wheels have none: 18's from its release's source, and 16 runs
@@ -180,39 +199,48 @@ for version in $versions; do
 	case $version in
 		15)
 			use_pg_config "$pg15_config"
-			suite 15
+			# shellcheck disable=SC2086
+			suite 15 $tap_15
 
 			# What packagers run: make installcheck (REGRESS against a
 			# running server configured as test/cluster_conf.sh prints, then
 			# the TAP tests through PGXS's prove_installcheck, one of them
 			# here), from a copy of the tree as the cluster's user, without
 			# apt-get or sudo.
-			echo "== make installcheck, against a running server (15)"
-			pkg=$(mktemp -d --tmpdir --suffix=.flusso-installcheck)
-			work_dirs+=("$pkg")
-			mkdir -p "$pkg/tree"
-			cp -r --preserve=timestamps "$FLUSSO_ROOT/Makefile" "$FLUSSO_ROOT/flusso.control" \
-				"$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$pkg/tree/"
-			rm -rf "$pkg/tree/test/opensearch/target"
-			[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$pkg"
-			start_cluster "$pkg" 5496
-			if ! (cd "$pkg/tree" && as_cluster_user env PGHOST="$pkg" PGPORT=5496 PGUSER=postgres \
-				make --no-print-directory installcheck PG_CONFIG="$PG_CONFIG" \
-				PROVE_TESTS=test/t/001_extension.pl); then
-				[ -f "$pkg/tree/regression.diffs" ] && cat "$pkg/tree/regression.diffs"
-				failures+=("PostgreSQL 15, make installcheck: see its output above")
-				status=1
+			if [ "$tap_15" != none ]; then
+				echo "== make installcheck, against a running server (15)"
+				pkg=$(mktemp -d --tmpdir --suffix=.flusso-installcheck)
+				work_dirs+=("$pkg")
+				mkdir -p "$pkg/tree"
+				cp -r --preserve=timestamps "$FLUSSO_ROOT/Makefile" "$FLUSSO_ROOT/flusso.control" \
+					"$FLUSSO_ROOT/sql" "$FLUSSO_ROOT/expected" "$FLUSSO_ROOT/test" "$pkg/tree/"
+				rm -rf "$pkg/tree/test/opensearch/target"
+				[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$pkg"
+				start_cluster "$pkg" 5496
+				if ! (cd "$pkg/tree" && as_cluster_user env PGHOST="$pkg" PGPORT=5496 PGUSER=postgres \
+					make --no-print-directory installcheck PG_CONFIG="$PG_CONFIG" \
+					PROVE_TESTS=test/t/001_extension.pl); then
+					[ -f "$pkg/tree/regression.diffs" ] && cat "$pkg/tree/regression.diffs"
+					failures+=("PostgreSQL 15, make installcheck: see its output above")
+					status=1
+				fi
+				as_cluster_user "$PG_BINDIR/pg_ctl" -D "$pkg/data" -m fast -w stop >/dev/null
 			fi
-			as_cluster_user "$PG_BINDIR/pg_ctl" -D "$pkg/data" -m fast -w stop >/dev/null
 
-			# OpenSearch 3.x (see opensearch_lines above)
-			if [[ " $opensearch_lines " == *" 3 "* ]]; then
-				export FLUSSO_OPENSEARCH_LINE=3
-				tap_only="OpenSearch 3.x"
+			# OpenSearch 3.x, Elasticsearch 8.x and 9.x, in the order
+			# FLUSSO_OPENSEARCH_LINES names them (see opensearch_lines above)
+			for line in $opensearch_lines; do
+				case $line in
+					3) tap_only="OpenSearch 3.x" line_tap=$tap_opensearch3 ;;
+					es8) tap_only="Elasticsearch 8.x" line_tap=$tap_es8 ;;
+					es9) tap_only="Elasticsearch 9.x" line_tap=$tap_es9 ;;
+					*) continue ;;
+				esac
+				export FLUSSO_OPENSEARCH_LINE=$line
 				# shellcheck disable=SC2086
-				suite 15 $tap_opensearch3
-				unset FLUSSO_OPENSEARCH_LINE tap_only
-			fi
+				suite 15 $line_tap
+				unset FLUSSO_OPENSEARCH_LINE tap_only line_tap
+			done
 			;;
 		16)
 			if [ ! -x "$PG16_CONFIG" ]; then

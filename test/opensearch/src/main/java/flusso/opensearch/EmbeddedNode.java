@@ -48,10 +48,7 @@ public final class EmbeddedNode {
             .put("http.port", args[1])
             .put("transport.port", "0")
             // A test machine's disk may be fuller than the default watermarks allow.
-            .put("cluster.routing.allocation.disk.threshold_enabled", false)
-            // Tests page with search_after sorted on _id.  On by default in 2.19, said
-            // here because the default may change (it is off in Elasticsearch 8).
-            .put("indices.id_field_data.enabled", true);
+            .put("cluster.routing.allocation.disk.threshold_enabled", false);
         if (Files.exists(cluster)) {
             settings.loadFromPath(cluster);
         } else {
