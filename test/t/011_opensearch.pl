@@ -42,9 +42,9 @@ is_deeply($os->differences($node, 'library', 'books', 't-books', $books_ids), []
 	'books: every seeded document equals flusso_build()');
 is_deeply($os->differences($node, 'library', 'authors', 't-authors', $authors_ids), [],
 	'authors: every seeded document equals flusso_build()');
-my $version = $os->version;
+my ($distribution, $version) = ($os->distribution, $os->version);
 is($node->safe_psql('library', qq{SELECT count(*) FROM flusso_check()
-	WHERE path = 'sinks.opensearch' AND severity = 'info' AND message LIKE '%answers: opensearch $version'}),
+	WHERE path = 'sinks.opensearch' AND severity = 'info' AND message LIKE '%answers: $distribution $version'}),
 	'2', 'flusso_check() sees the cluster, and it accepts both mappings');
 is($node->safe_psql('library', q{SELECT count(*) FROM flusso_check() WHERE path = 'sinks.opensearch'
 	AND severity <> 'info'}), '0', 'flusso_check() finds nothing wrong');
@@ -109,11 +109,13 @@ $node->safe_psql('library', q{INSERT INTO gadgets SELECT g, 'gadget ' || g, CASE
 	FROM generate_series(21, 40) g});
 ok( $node->poll_query_until('library', q{SELECT rejected = 1 AND ship_pending = 0 FROM flusso_status() WHERE index = 'gadgets'}),
 	'the document OpenSearch refuses is rejected');
+# (Elasticsearch names the error document_parsing_exception)
+my $parsing = OpenSearchNode::is_elasticsearch() ? 'document_parsing_exception' : 'mapper_parsing_exception';
 is($node->safe_psql('library', q{SELECT id || ' ' || status || ' ' || error_type FROM flusso_rejected('gadgets')}),
-	'30 400 mapper_parsing_exception', 'flusso_rejected() says which and why');
+	"30 400 $parsing", 'flusso_rejected() says which and why');
 is($os->count('t-gadgets'), 20, 'the other 19 documents flowed');
 like($node->safe_psql('library', q{SELECT ship_error FROM flusso_status() WHERE index = 'gadgets'}),
-	qr/OpenSearch rejected 1 documents \(mapper_parsing_exception\)/, 'flusso_status() says so, without the value');
+	qr/OpenSearch rejected 1 documents \($parsing\)/, 'flusso_status() says so, without the value');
 unlike($node->safe_psql('library', q{SELECT ship_error FROM flusso_status() WHERE index = 'gadgets'}),
 	qr/not an address/, 'the rejected value is not shown in flusso_status()');
 is($node->safe_psql('library', q{SELECT phase FROM flusso_status() WHERE index = 'gadgets'}), 'live',

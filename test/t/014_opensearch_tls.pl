@@ -111,8 +111,8 @@ like(check(), qr/error: OpenSearch server "search" refuses the credentials of th
 
 # right: documents are shipped
 $node->safe_psql('library', q{ALTER USER MAPPING FOR CURRENT_USER SERVER search OPTIONS (SET password 'correct horse')});
-my $version = $os->version;
-like(check(), qr/^info: OpenSearch server "search" answers: opensearch \Q$version\E$/, 'with both right, the cluster answers');
+my ($distribution, $version) = ($os->distribution, $os->version);
+like(check(), qr/^info: OpenSearch server "search" answers: $distribution \Q$version\E$/, 'with both right, the cluster answers');
 ok(OpenSearchNode::caught_up($node, 'library', 'books'), 'books: shipped through TLS and basic authentication');
 is_deeply($os->differences($node, 'library', 'books', 'tls-books', 'SELECT id::text FROM books'), [],
 	'every document equals flusso_build()');
