@@ -64,6 +64,16 @@ SKIP:
 	ok($seen, 'the document was visible before the crash');
 	ok($crashed, 'the injected crash happened once the worker confirmed past its commit');
 	ok($node->log_contains('crash injected after a confirmation'), 'the server log names the crash');
+	# the crash restarts every process: connect again once that is over
+	my $reinitialized = 0;
+	for (1 .. 600)
+	{
+		$reinitialized = $node->log_contains('all server processes terminated; reinitializing');
+		last if $reinitialized;
+		usleep(100_000);
+	}
+	ok($reinitialized && $node->poll_query_until('shop', 'SELECT NOT pg_is_in_recovery()'),
+		'the server is back after the crash');
 	$node->safe_psql('shop', 'ALTER SYSTEM RESET flusso.test_crash_confirmed_file');
 	$node->reload;
 
