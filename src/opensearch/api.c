@@ -261,7 +261,7 @@ os_move_alias(const OpenSearchServer *server, const char *alias, List *from, con
  * A page of index's documents, read with the scroll API, which both
  * engines take alike (Elasticsearch 8 and later refuse to sort on _id):
  * the first page when scroll_id is NULL, else the next page of that
- * scroll.  Each answer's _scroll_id (os_scroll_id) names the scroll to go
+ * scroll.  Each answer's _scroll_id names the scroll to go
  * on with; a scroll unused for SCROLL_KEEP_ALIVE is gone (404), and
  * os_scroll_clear frees one sooner.  With the sources, their versions
  * too (flusso_verify() repairs above them).
@@ -287,15 +287,6 @@ os_scroll_page(const OpenSearchServer *server, const char *index, const char *sc
 	appendStringInfoChar(&body, '}');
 	return call_reading(server, "POST", "/_search/scroll", body.data,
 						source ? HTTP_RESPONSE_LIMIT : IDS_RESPONSE);
-}
-
-/* The scroll a page of os_scroll_page names for the next one, or NULL. */
-char *
-os_scroll_id(const HttpRequest *req)
-{
-	Jsonb	   *doc = os_json_parse(req->response);
-
-	return doc ? os_json_text(&doc->root, "_scroll_id") : NULL;
 }
 
 /* Free a scroll before its keep-alive ends; what the cluster answers does not matter. */

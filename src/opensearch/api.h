@@ -51,7 +51,6 @@ extern HttpRequest *os_move_alias(const OpenSearchServer *server, const char *al
 								  List *from, const char *to);
 extern HttpRequest *os_scroll_page(const OpenSearchServer *server, const char *index,
 								   const char *scroll_id, int size, bool source);
-extern char *os_scroll_id(const HttpRequest *req);
 extern void os_scroll_clear(const OpenSearchServer *server, const char *scroll_id);
 
 #endif							/* FLUSSO_OPENSEARCH_API_H */
