@@ -127,20 +127,24 @@ engine_name(JsonbContainer *info)
 	return "a cluster";
 }
 
-/* Can the cluster be reached, with the owner's credentials? */
-static bool
+/*
+ * Can the cluster be reached, with the owner's credentials?  The engine's
+ * name if so, else NULL.
+ */
+static const char *
 check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const char *owner)
 {
 	HttpRequest *req = os_cluster_info(server);
 	Jsonb	   *info;
 	JsonbContainer *version;
+	const char *engine;
 
 	if (req->status == 0)
 	{
 		diag_add(dsink, SEVERITY_ERROR, PATH,
 				 "Check the server's url option, the network, and for https its certificate (ca_file, tls_verify).",
 				 "OpenSearch server \"%s\" cannot be reached: %s", server->name, req->error);
-		return false;
+		return NULL;
 	}
 	if (req->status == 401 || req->status == 403)
 	{
@@ -152,44 +156,70 @@ check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const cha
 				 server->has_mapping ? psprintf("the user mapping of role \"%s\"", owner)
 				 : psprintf("role \"%s\", which has no user mapping for it", owner),
 				 req->status);
-		return false;
+		return NULL;
 	}
 	if (!os_succeeded(req, 0))
 	{
 		diag_add(dsink, SEVERITY_ERROR, PATH, NULL, "%s", http_failure(req));
-		return false;
+		return NULL;
 	}
 	info = os_json_parse(req->response);
 	version = info ? os_json_object(&info->root, "version") : NULL;
+	engine = engine_name(info ? &info->root : NULL);
 	diag_add(dsink, SEVERITY_INFO, PATH, NULL,
-			 "OpenSearch server \"%s\" answers: %s %s", server->name,
-			 engine_name(info ? &info->root : NULL),
+			 "OpenSearch server \"%s\" answers: %s %s", server->name, engine,
 			 version && os_json_text(version, "number") ? os_json_text(version, "number") : "");
-	return true;
+	return engine;
 }
 
-/* The reason of the first of an error's suppressed errors, or NULL. */
-static char *
-suppressed_reason(JsonbContainer *error)
+/*
+ * Field types the two engines name differently.  A mapping written for one
+ * is refused by the other ("No handler for type [flattened] ..."); the
+ * refusal is the cluster's, the counterpart only a hint.
+ */
+static const struct
 {
-	JsonbValue *suppressed = getKeyJsonValueFromContainer(error, "suppressed", strlen("suppressed"), NULL);
-	JsonbValue *first;
+	const char *opensearch;
+	const char *elasticsearch;
+}			counterpart_types[] = {
+	{"flat_object", "flattened"},
+	{"knn_vector", "dense_vector"},
+};
 
-	if (suppressed == NULL || suppressed->type != jbvBinary ||
-		!JsonContainerIsArray(suppressed->val.binary.data))
-		return NULL;
-	first = getIthJsonbValueFromContainer(suppressed->val.binary.data, 0);
-	if (first == NULL || first->type != jbvBinary)
-		return NULL;
-	return os_json_text(first->val.binary.data, "reason");
+/*
+ * The hint for a mapping the cluster refuses: the other engine's name of a
+ * type the refusal names, when it is one of counterpart_types.
+ */
+static const char *
+mapping_hint(const char *engine, const char *reason)
+{
+	bool		elasticsearch = strcmp(engine, "elasticsearch") == 0;
+
+	if (reason == NULL || (!elasticsearch && strcmp(engine, "opensearch") != 0))
+		return "flusso_mapping() shows the body; a field type or analyzer the cluster lacks (a plugin) is the usual cause.";
+	for (int i = 0; i < lengthof(counterpart_types); i++)
+	{
+		const char *foreign = elasticsearch ? counterpart_types[i].opensearch
+			: counterpart_types[i].elasticsearch;
+		const char *own = elasticsearch ? counterpart_types[i].elasticsearch
+			: counterpart_types[i].opensearch;
+
+		if (strstr(reason, psprintf("[%s]", foreign)))
+			return psprintf("\"%s\" is %s's type; %s's counterpart is \"%s\" (its options differ: see the engine's documentation).",
+							foreign, elasticsearch ? "OpenSearch" : "Elasticsearch",
+							elasticsearch ? "Elasticsearch" : "OpenSearch", own);
+	}
+	return "flusso_mapping() shows the body; a field type or setting of the other engine, or one a plugin brings, is the usual cause.";
 }
 
 /*
  * Does the cluster accept the mapping?  An index is created with it, under
- * a name no flusso index takes, and deleted again.
+ * a name no flusso index takes, and deleted again, before the shipper
+ * creates anything.
  */
 static void
-check_mapping(DiagnosticSink *dsink, const OpenSearchServer *server, const StoredIndex *index)
+check_mapping(DiagnosticSink *dsink, const OpenSearchServer *server, const StoredIndex *index,
+			  const char *engine)
 {
 	char	   *probe = psprintf("%s%s-check-%d", server->index_prefix, index->name, MyProcPid);
 	char	   *body = os_index_body(schema_mapping_json(index->schema), 1, 0, "-1", NULL);
@@ -197,19 +227,11 @@ check_mapping(DiagnosticSink *dsink, const OpenSearchServer *server, const Store
 
 	if (!os_succeeded(req, 0))
 	{
-		Jsonb	   *answer = os_json_parse(req->response);
-		JsonbContainer *error = answer ? os_json_object(&answer->root, "error") : NULL;
-		char	   *reason = error ? os_json_text(error, "reason") : NULL;
-		char	   *cause = error ? suppressed_reason(error) : NULL;
+		char	   *reason = os_json_error_reason(req->response);
 
-		/* 3.x says "Failed to build analyzers: [a]" and why in suppressed[] */
-		if (reason && cause)
-			reason = psprintf("%s (%s)", reason, cause);
-
-		diag_add(dsink, SEVERITY_ERROR, PATH,
-				 "flusso_mapping() shows the body; a field type or analyzer the cluster lacks (a plugin) is the usual cause.",
-				 "OpenSearch server \"%s\" does not accept the mapping of the index: %s%s%s",
-				 server->name, http_failure(req), reason ? ": " : "", reason ? reason : "");
+		diag_add(dsink, SEVERITY_ERROR, PATH, mapping_hint(engine, reason),
+				 "the cluster does not accept the mapping of the index: %s%s%s",
+				 http_failure(req), reason ? ": " : "", reason ? reason : "");
 		return;
 	}
 	if (!os_succeeded(req = os_delete_index(server, probe), 404))
@@ -255,6 +277,7 @@ check_opensearch(DiagnosticSink *dsink, const StoredIndex *index)
 	IndexSink  *sink = sink_for_index(index->name, index->owner, NULL);
 	char	   *owner = GetUserNameFromId(index->owner, false);
 	OpenSearchServer *server;
+	const char *engine;
 
 	if (sink->server == NULL)
 		return;
@@ -296,8 +319,9 @@ check_opensearch(DiagnosticSink *dsink, const StoredIndex *index)
 					 "server \"%s\" signs requests for AWS, but role \"%s\" has no AWS keys in its user mapping: requests go unsigned",
 					 sink->server, owner);
 		check_nodes(dsink, server);
-		if (check_reachable(dsink, server, owner))
-			check_mapping(dsink, server, index);
+		engine = check_reachable(dsink, server, owner);
+		if (engine)
+			check_mapping(dsink, server, index, engine);
 	}
 	check_shipping(dsink, index);
 }

@@ -157,3 +157,33 @@ os_json_error_type(const char *response)
 	error = os_json_object(&doc->root, "error");
 	return error ? os_json_text(error, "type") : os_json_text(&doc->root, "error");
 }
+
+/*
+ * The reason of the error an error response carries, with the reason of
+ * its first suppressed error when it has one (3.x says "Failed to build
+ * analyzers: [a]" and why in suppressed[]), or NULL.  Only for answers
+ * that quote no document: an index's creation, whose reasons quote its
+ * mapping and settings.
+ */
+char *
+os_json_error_reason(const char *response)
+{
+	Jsonb	   *doc = os_json_parse(response);
+	JsonbContainer *error = doc ? os_json_object(&doc->root, "error") : NULL;
+	char	   *reason = error ? os_json_text(error, "reason") : NULL;
+	JsonbValue *suppressed;
+	JsonbValue *first;
+	char	   *cause;
+
+	if (reason == NULL)
+		return NULL;
+	suppressed = getKeyJsonValueFromContainer(error, "suppressed", strlen("suppressed"), NULL);
+	if (suppressed == NULL || suppressed->type != jbvBinary ||
+		!JsonContainerIsArray(suppressed->val.binary.data))
+		return reason;
+	first = getIthJsonbValueFromContainer(suppressed->val.binary.data, 0);
+	if (first == NULL || first->type != jbvBinary)
+		return reason;
+	cause = os_json_text(first->val.binary.data, "reason");
+	return cause ? psprintf("%s (%s)", reason, cause) : reason;
+}

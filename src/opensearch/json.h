@@ -29,5 +29,6 @@ extern JsonbContainer *os_json_object(JsonbContainer *object, const char *key);
 extern char *os_json_text(JsonbContainer *object, const char *key);
 extern bool os_json_number(JsonbContainer *object, const char *key, int64 *out);
 extern char *os_json_error_type(const char *response);
+extern char *os_json_error_reason(const char *response);
 
 #endif							/* FLUSSO_OPENSEARCH_JSON_H */

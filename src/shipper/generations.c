@@ -163,7 +163,18 @@ create(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 	{
 		char	   *type = os_json_error_type(req->response);
 
-		if (req->status != 400 || type == NULL || strcmp(type, "resource_already_exists_exception") != 0)
+		if (req->status == 400 && (type == NULL || strcmp(type, "resource_already_exists_exception") != 0))
+		{
+			/* the mapping or settings refused: the reason quotes them alone */
+			char	   *reason = os_json_error_reason(req->response);
+
+			ship_status_failed(status,
+							   psprintf("%s%s%s (flusso_check() tries the mapping)", http_failure(req),
+										reason ? ": " : "", reason ? reason : ""),
+							   req->retry_after);
+			return false;
+		}
+		if (req->status != 400)
 			return failed(status, req);
 		g->created = true;
 		if (!ship_generation_owned(x, g, true, status, &foreign))

@@ -210,5 +210,38 @@ ok($node->poll_query_until('library', q{SELECT count(*) = 0 FROM flusso.opensear
 	WHERE index_name = 'shelves'}), 'and the shipper deleted what was retired');
 is_deeply($os->indexes_like('t-shelves'), [], 'nothing of it is left in OpenSearch');
 
+# A field type of the other engine: flusso_check() has the cluster refuse
+# the mapping, names the engine's own counterpart, and leaves nothing in
+# the cluster; with the counterpart the mapping is accepted and ships.
+my ($foreign, $own) = OpenSearchNode::is_elasticsearch() ? ('flat_object', 'flattened') : ('flattened', 'flat_object');
+my ($foreign_engine, $own_engine) = OpenSearchNode::is_elasticsearch() ? ('OpenSearch', 'Elasticsearch') : ('Elasticsearch', 'OpenSearch');
+$node->safe_psql('library', q{CREATE TABLE labels (id int PRIMARY KEY, tags jsonb);
+	INSERT INTO labels SELECT g, jsonb_build_object('colour', 'c' || g) FROM generate_series(1, 5) g});
+sub labels_definition
+{
+	my ($type) = @_;
+	return qq{{"version": 1, "table": "labels", "fields": [{"integer": "id", "required": true},
+		{"custom": "tags", "postgres": ["jsonb"], "opensearch": "$type", "required": false}]}};
+}
+$node->safe_psql('library', q{SELECT flusso_create_index('labels', '} . labels_definition($foreign) . q{')});
+$node->safe_psql('library', q{SELECT count(*) FROM flusso_provision()});
+$node->safe_psql('library', q{SELECT flusso_set_sinks('labels', ARRAY['table', 'search'], '{"replicas": 0}')});
+my $labels_check = $node->safe_psql('library', q{SELECT severity || ': ' || message || ' / ' || hint FROM flusso_check()
+	WHERE index = 'labels' AND severity = 'error'});
+like($labels_check, qr/^error: the cluster does not accept the mapping of the index: OpenSearch server "search" answered PUT \/t-labels-check-\d+ with HTTP 400: mapper_parsing_exception: .*\[\Q$foreign\E\]/,
+	"flusso_check(): the cluster refuses $foreign_engine\'s $foreign");
+like($labels_check, qr{/ "\Q$foreign\E" is \Q$foreign_engine\E's type; \Q$own_engine\E's counterpart is "\Q$own\E"},
+	"and the hint names $own_engine\'s $own");
+ok($node->poll_query_until('library', q{SELECT ship_error ~ ('HTTP 400: mapper_parsing_exception: .*\[' || $$} . $foreign . q{$$ || '\]')
+	FROM flusso_status() WHERE index = 'labels'}), 'flusso_status() says why nothing ships: the type refused');
+is_deeply($os->indexes_like('t-labels'), [], 'nothing of it is in the cluster');
+$node->safe_psql('library', q{SELECT flusso_drop_index('labels')});
+$node->safe_psql('library', q{SELECT flusso_create_index('labels', '} . labels_definition($own) . q{')});
+$node->safe_psql('library', q{SELECT flusso_set_sinks('labels', ARRAY['table', 'search'], '{"replicas": 0}')});
+is($node->safe_psql('library', q{SELECT count(*) FROM flusso_check() WHERE index = 'labels' AND severity = 'error'}),
+	'0', "$own_engine\'s $own: flusso_check() finds nothing wrong");
+ok(OpenSearchNode::caught_up($node, 'library', 'labels'), 'labels: shipped');
+is($os->count('t-labels'), 5, 'labels: 5 documents');
+
 $node->stop;
 done_testing();
