@@ -2,13 +2,15 @@
 # the certificate is verified (a CA flusso does not know is refused), the
 # credentials come from the user mapping of the index's owner (none, or a
 # wrong password, is refused, and flusso_check() says so), and with both
-# right documents are shipped.  The password shows nowhere: not to other
+# right documents are shipped, by the url and then by an Elastic Cloud ID
+# that names the same proxy (libcurl takes *.localhost for loopback).  The password shows nowhere: not to other
 # roles, not in flusso_status(), not in the server log.
 
 use strict;
 use warnings;
 
 use IPC::Run;
+use MIME::Base64;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -21,7 +23,8 @@ my $os = OpenSearchNode->start('tls');
 my $dir = "$PostgreSQL::Test::Utils::tmp_check/nginx";
 mkdir $dir;
 
-# a CA, and a certificate it signs for 127.0.0.1
+# a CA, and a certificate it signs for 127.0.0.1 and the host a Cloud ID
+# names
 sub openssl
 {
 	my ($out, $err) = ('', '');
@@ -32,7 +35,7 @@ openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', 
 	'-keyout', "$dir/ca.key", '-out', "$dir/ca.pem");
 openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1',
 	'-keyout', "$dir/server.key", '-out', "$dir/server.csr");
-PostgreSQL::Test::Utils::append_to_file("$dir/san.ext", "subjectAltName = IP:127.0.0.1\n");
+PostgreSQL::Test::Utils::append_to_file("$dir/san.ext", "subjectAltName = IP:127.0.0.1, DNS:flusso-es.localhost\n");
 openssl('x509', '-req', '-in', "$dir/server.csr", '-CA', "$dir/ca.pem", '-CAkey', "$dir/ca.key",
 	'-CAcreateserial', '-days', '2', '-extfile', "$dir/san.ext", '-out', "$dir/server.pem");
 my $hash = openssl('passwd', '-apr1', 'correct horse');
@@ -47,7 +50,8 @@ pid $dir/nginx.pid;
 error_log $dir/error.log warn;
 events {}
 http {
-	access_log $dir/access.log;
+	log_format with_host '\$host \$remote_user "\$request" \$status';
+	access_log $dir/access.log with_host;
 	client_body_temp_path $dir/body;
 	proxy_temp_path $dir/proxy;
 	fastcgi_temp_path $dir/fastcgi;
@@ -129,7 +133,20 @@ unlike($node->safe_psql('library', q{SET ROLE other; SELECT string_agg(concat_ws
 # are the test's own, not flusso's)
 unlike(join("\n", grep { !/statement: (CREATE|ALTER) USER MAPPING/ } split /\n/, slurp_file($node->logfile)),
 	qr/horse/, 'flusso wrote no password to the server log');
-like(slurp_file("$dir/access.log"), qr/"flusso"|flusso/, 'requests authenticated as the mapped user');
+like(slurp_file("$dir/access.log"), qr/^127\.0\.0\.1 flusso "/m, 'requests authenticated as the mapped user');
+
+# an Elastic Cloud ID in place of the url: name:base64(domain:port$es-id$kibana-id)
+# is https://es-id.domain:port, here the proxy again under its other name
+my $cloud_id = 'flusso-test:' . encode_base64("localhost:$port\$flusso-es\$kibana-id", '');
+$node->safe_psql('library', qq{ALTER SERVER search OPTIONS (DROP url, ADD cloud_id '$cloud_id')});
+like(check(), qr/^info: OpenSearch server "search" answers: $distribution \Q$version\E$/,
+	'by its Cloud ID, the cluster answers');
+$node->safe_psql('library', q{UPDATE books SET pages = 12 WHERE id = (SELECT min(id) FROM books WHERE NOT withdrawn)});
+ok(OpenSearchNode::caught_up($node, 'library', 'books'), 'a live change is shipped by the Cloud ID');
+is_deeply($os->differences($node, 'library', 'books', 'tls-books', 'SELECT id::text FROM books'), [],
+	'every document equals flusso_build()');
+like(slurp_file("$dir/access.log"), qr/^flusso-es\.localhost flusso "POST \/_bulk/m,
+	'the bulk went to the host the Cloud ID names, with the mapped user');
 
 $node->stop;
 $nginx->signal('TERM');
