@@ -4,7 +4,9 @@
 # with PostgreSQL, in one run, on one cluster and one OpenSearch node (the
 # embedded one, test/opensearch/node.sh, on BENCH_OPENSEARCH_PORT, default
 # 9298): the Rust flusso 0.15.1 (rust) and PGSync 7.3.0 (pgsync), as
-# systems.sh installs and runs them.  Not part of make test.
+# systems.sh installs and runs them.  Not part of make test.  With
+# FLUSSO_OPENSEARCH_LINE=es8 or es9 the node is Elasticsearch's and the
+# systems flusso and PGSync (the Rust flusso speaks OpenSearch alone).
 #
 # The document is users.sh's users index on all three: flusso and the Rust
 # flusso read the same definition (users_definition; the two formats are
@@ -59,14 +61,17 @@ orders=$(scaled 1000000)
 updates=$(scaled 100000)
 seconds=${BENCH_SECONDS:-35}
 rate=${BENCH_RATE:-200}
-systems=${BENCH_SYSTEMS:-flusso rust pgsync}
+case ${FLUSSO_OPENSEARCH_LINE:-2} in
+es8 | es9) systems=${BENCH_SYSTEMS:-flusso pgsync} ;;
+*) systems=${BENCH_SYSTEMS:-flusso rust pgsync} ;;
+esac
 probe="$FLUSSO_ROOT/test/bench/latency_probe.py"
 source "$(dirname "$0")/systems.sh"
 
 peers_install
 peers_up
 
-echo "peers.sh: $users users, $orders orders, $updates updates; pgbench at $rate tx/s for $seconds s; systems: $systems"
+echo "peers.sh: $users users, $orders orders, $updates updates; pgbench at $rate tx/s for $seconds s; systems: $systems; on $engine_label"
 
 # pgbench_updates: 100k single-row UPDATE transactions, 4 clients
 pgbench_updates() {

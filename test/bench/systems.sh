@@ -12,7 +12,10 @@
 # Both are installed on first use into BENCH_PEERS_DIR (default
 # test/bench/.peers/, ignored by git; the Rust build took 26 minutes on 2
 # shared cores) and never committed.  The node is the embedded one
-# (test/opensearch/node.sh) on BENCH_OPENSEARCH_PORT (default 9298).
+# (test/opensearch/node.sh) on BENCH_OPENSEARCH_PORT (default 9298), of the
+# line FLUSSO_OPENSEARCH_LINE names (default 2: OpenSearch 2.19; es8 or es9
+# for Elasticsearch, which PGSync is told it talks to, and which the Rust
+# flusso, OpenSearch's alone, is refused on).
 # Waits give up after BENCH_TIMEOUT (default 1800) seconds and say so.
 
 timeout=${BENCH_TIMEOUT:-1800}
@@ -28,6 +31,15 @@ pgsync_bin=$peers/pgsync/bin/pgsync
 pgsync_python=$peers/pgsync/bin/python3
 hz=$(getconf CLK_TCK)
 bench_name=$(basename "$0")
+engine_line=${FLUSSO_OPENSEARCH_LINE:-2}
+case $engine_line in
+es8 | es9) pgsync_opensearch=false engine_label="Elasticsearch ${engine_line#es}.x" ;;
+*) pgsync_opensearch=true engine_label="OpenSearch $engine_line.x" ;;
+esac
+if [[ $pgsync_opensearch = false && " $systems " == *" rust "* ]]; then
+	echo "$bench_name: the Rust flusso ships to OpenSearch alone: leave rust out of BENCH_SYSTEMS on $engine_label" >&2
+	exit 1
+fi
 
 # peers_install: the peers $systems names, installed once
 peers_install() {
@@ -316,7 +328,7 @@ JSON
 	cat >"$dir/pgsync.sh" <<SH
 cd "$dir"
 export PYTHONPATH="$dir" PG_HOST=127.0.0.1 PG_PORT="$BENCH_PORT" PG_USER=postgres \\
-	OPENSEARCH=true ELASTICSEARCH_HOST=127.0.0.1 ELASTICSEARCH_PORT="$os_port" \\
+	OPENSEARCH=$pgsync_opensearch ELASTICSEARCH_HOST=127.0.0.1 ELASTICSEARCH_PORT="$os_port" \\
 	REDIS_HOST=127.0.0.1 REDIS_PORT="$redis_port" CHECKPOINT_PATH="$dir"
 exec "$pgsync_python" -c 'from pgsync.sync import main; main()' --config schema.json "\$@" >>"$dir/pgsync.log" 2>&1
 SH
