@@ -480,6 +480,53 @@ check_served(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 	return true;
 }
 
+/* The served generation g has its live settings: record it in rt. */
+static void
+settled(ShipRuntime *rt, const ShipGeneration *g)
+{
+	if (rt->settled_settings)
+		pfree(rt->settled_settings);
+	rt->settled = g->generation;
+	rt->settled_settings = MemoryContextStrdup(TopMemoryContext, g->live_settings);
+}
+
+/*
+ * Put the live settings (replicas, refresh interval) on the served
+ * generation g unless rt says they are there: once a shipper starts (a
+ * change made before it stopped may not have been), and after the index's
+ * options changed them (flusso_set_sinks() seeds nothing for those).  The
+ * index stays served all along, and documents go on shipping whatever the
+ * answer: one that fails is said in flusso_status() and tried again with
+ * the next check of the served generation.
+ */
+static void
+settle(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
+{
+	HttpRequest *req;
+
+	if (rt->settled == g->generation && rt->settled_settings &&
+		strcmp(rt->settled_settings, g->live_settings) == 0)
+		return;
+	if (g->server == NULL ||
+		(rt->settle_failed_at != 0 &&
+		 GetCurrentTimestamp() < TimestampTzPlusMilliseconds(rt->settle_failed_at, SHIP_CHECK_MS)))
+		return;
+	if (!os_succeeded(req = os_put_settings(g->server, g->concrete, g->live_settings), 0))
+	{
+		rt->settle_failed_at = GetCurrentTimestamp();
+		ship_record_error(x->name,
+						  psprintf("the replicas and refresh interval of the index could not be put on OpenSearch index \"%s\": %s",
+								   g->concrete, http_failure(req)));
+		return;
+	}
+	rt->settle_failed_at = 0;
+	if (rt->settled == g->generation)
+		ereport(LOG,
+				(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" now has %s",
+						g->concrete, x->name, g->live_settings)));
+	settled(rt, g);
+}
+
 /*
  * Take the steps the generations of x need now, in order; false when the
  * turn ends there: a step failed (said in *status), or the served
@@ -530,13 +577,19 @@ ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 			return false;
 		rt->checked_at = GetCurrentTimestamp();
 	}
+	if (served)
+		settle(x, rt, served);
 	if (latest_seeded && latest_seeded->drained && latest_seeded->rejected > 0)
 		ship_record_error(x->name,
 						  psprintf("OpenSearch index \"%s\" is not served: " INT64_FORMAT " of its documents were rejected; see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
 								   latest_seeded->concrete, latest_seeded->rejected,
 								   x->name, x->name));
-	else if (latest_seeded && latest_seeded->drained && !serve(x, latest_seeded, status))
-		return false;
+	else if (latest_seeded && latest_seeded->drained)
+	{
+		if (!serve(x, latest_seeded, status))
+			return false;
+		settled(rt, latest_seeded);
+	}
 	ship_conflict_over(x);
 	return true;
 }

@@ -147,6 +147,9 @@ runtime_of(const char *index)
 		rt->failures = 0;
 		rt->items_cap = 0;
 		rt->checked_at = 0;
+		rt->settled = -1;
+		rt->settled_settings = NULL;
+		rt->settle_failed_at = 0;
 		rt->emptying = -1;
 		rt->emptying_scroll = NULL;
 		memset(&rt->pace, 0, sizeof(BuildPace));

@@ -70,6 +70,9 @@ typedef struct ShipRuntime
 	int			failures;		/* in a row */
 	int			items_cap;		/* a 413 halves it, a bulk that goes doubles it */
 	TimestampTz checked_at;		/* when the served generation was checked */
+	int64		settled;		/* the generation live_settings were put on */
+	char	   *settled_settings;	/* which (TopMemoryContext), or NULL */
+	TimestampTz settle_failed_at;	/* when putting them last failed, or 0 */
 	int64		emptying;		/* generation being emptied after a truncate */
 	char	   *emptying_scroll;	/* the scroll it goes on with (TopMemoryContext) */
 	BuildPace	pace;			/* what building its documents costs lately */

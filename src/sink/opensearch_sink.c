@@ -240,6 +240,23 @@ opensearch_sink_retry_rejected(const IndexSink *sink, XLogRecPtr version)
 }
 
 /*
+ * The sink's OpenSearch options changed where OpenSearch applies them to a
+ * live index (replicas, refresh_interval; on_error is the shipper's): its
+ * generations take them in place, with no seed, and the shipper puts them
+ * on the served one.  In the caller's transaction, as the catalog's owner.
+ */
+void
+opensearch_sink_set_options(const IndexSink *sink)
+{
+	CatalogUser saved;
+
+	catalog_become_owner(&saved);
+	generation_set_options(sink->index, sink->options);
+	catalog_restore_user(&saved);
+	request_shipper_at_commit();
+}
+
+/*
  * Does OpenSearch mirror the table sink now?  The generation it serves,
  * or 0.  Read as the catalog's owner.
  */

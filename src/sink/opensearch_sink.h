@@ -16,5 +16,6 @@
 extern const SinkOps opensearch_sink_ops;
 
 extern int64 opensearch_sink_mirrored(const IndexSink *sink);
+extern void opensearch_sink_set_options(const IndexSink *sink);
 
 #endif							/* FLUSSO_SINK_OPENSEARCH_SINK_H */

@@ -84,7 +84,11 @@ sink_for_index(const char *index, Oid owner, const IndexSchema *schema)
 	return sink;
 }
 
-/* Do two sets of OpenSearch options build the same OpenSearch index? */
+/*
+ * Do two sets of OpenSearch options build the same OpenSearch index?  They
+ * may differ in what OpenSearch applies to a live index (replicas,
+ * refresh_interval) and in on_error, the shipper's.
+ */
 static bool
 same_index_options(const char *a, const char *b)
 {
@@ -94,8 +98,10 @@ same_index_options(const char *a, const char *b)
 	bool		same;
 
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT ($1::pg_catalog.jsonb OPERATOR(pg_catalog.-) 'on_error') "
-							  "OPERATOR(pg_catalog.=) ($2::pg_catalog.jsonb OPERATOR(pg_catalog.-) 'on_error')",
+	if (SPI_execute_with_args("SELECT ($1::pg_catalog.jsonb OPERATOR(pg_catalog.-) "
+							  "'{on_error,replicas,refresh_interval}'::pg_catalog.text[]) "
+							  "OPERATOR(pg_catalog.=) ($2::pg_catalog.jsonb OPERATOR(pg_catalog.-) "
+							  "'{on_error,replicas,refresh_interval}'::pg_catalog.text[])",
 							  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not compare OpenSearch options");
 	same = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -109,8 +115,9 @@ same_index_options(const char *a, const char *b)
  * indexes retired; the documents table, which the index lives as long as,
  * emptied), a sink added created.  True when the index must be
  * seeded for the sinks to have every document: a sink was added, or the
- * OpenSearch index would be built differently.  In the caller's
- * transaction.
+ * OpenSearch index would be built differently (its shards); OpenSearch
+ * options it applies to a live index change the index's generations in
+ * place.  In the caller's transaction.
  */
 bool
 sink_set(const char *index, Oid owner, bool table, const char *server, const char *options)
@@ -132,6 +139,8 @@ sink_set(const char *index, Oid owner, bool table, const char *server, const cha
 		opensearch_sink_ops.drop(old, false);
 	if (server && !(same_server && same_index_options(old->options, options)))
 		seed = true;
+	else if (server && old->options && strcmp(old->options, options) != 0)
+		opensearch_sink_set_options(&new);
 
 	catalog_become_owner(&saved);
 	catalog_replace_sinks(index, table, server, options);

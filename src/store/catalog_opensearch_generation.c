@@ -136,6 +136,26 @@ generation_begin(const char *index, const char *server, Oid owner,
 }
 
 /*
+ * The generations of index not retired take options (jsonb text), which
+ * build the same OpenSearch index as theirs: what changed is applied to a
+ * live index (replicas, refresh_interval), by the shipper to the served
+ * one, and by serving to the others.
+ */
+void
+generation_set_options(const char *index, const char *options)
+{
+	Oid			types[2] = {TEXTOID, JSONBOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(index);
+	values[1] = DirectFunctionCall1(jsonb_in, CStringGetDatum(options));
+	(void) store_run("UPDATE flusso.opensearch_generation SET settings = $2 "
+					 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+					 "AND state OPERATOR(pg_catalog.<>) 'retired'",
+					 2, types, values, SPI_OK_UPDATE);
+}
+
+/*
  * Is a generation of index being seeded by ranges (the shipper reads its
  * documents' keys itself, and a seed's chunk queues none)?
  */

@@ -41,6 +41,7 @@ extern bool generation_ranges_in_catalog(void);
 /* the worker's, through the OpenSearch sink */
 extern bool generation_any_active(const char *index);
 extern bool generation_any_seeding(const char *index);
+extern void generation_set_options(const char *index, const char *options);
 extern void generation_begin(const char *index, const char *server, Oid owner,
 							 const char *alias, const char *settings);
 extern bool generation_seeding_by_ranges(const char *index);

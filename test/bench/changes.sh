@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+#
+# changes.sh: what changing an index costs, against the full re-seed every
+# change took before, in one run on a real node (test/opensearch/node.sh,
+# the line FLUSSO_OPENSEARCH_LINE names, on BENCH_OPENSEARCH_PORT, default
+# 9298).
+#
+# 200k users and 1M orders (times BENCH_SCALE, default 1) exist; the users
+# index ships to OpenSearch alone, seeded, served.
+#  1. The reference: flusso_resnapshot('users'), a full re-seed into a new
+#     generation; the time from its commit until that generation serves
+#     every document (nothing queued, the old one retired).
+#  2. Live settings: flusso_set_sinks() with other replicas (0 to 1) and
+#     refresh_interval (1s to 5s); the time from its commit until the
+#     served index has both, while a client counts the alias every 10 ms
+#     (a count other than the users', or a failure, is printed), and
+#     whether a generation was begun or a seed logged.
+# The ratio printed is each change's time over the reference's.  Not part
+# of make test.
+#
+set -euo pipefail
+source "$(dirname "$0")/cluster.sh"
+source "$(dirname "$0")/users.sh"
+
+users=$(scaled 200000)
+orders=$(scaled 1000000)
+os_port=${BENCH_OPENSEARCH_PORT:-9298}
+os="http://127.0.0.1:$os_port"
+node="$FLUSSO_ROOT/test/opensearch/node.sh"
+
+bench_start
+bash "$node" build >/dev/null
+bash "$node" start "$BENCH_DIR/opensearch" "$os_port" >/dev/null
+trap 'bash "$node" stop "$BENCH_DIR/opensearch" >/dev/null; bench_stop' EXIT
+echo "changes.sh: $users users, $orders orders, OpenSearch sink alone (${FLUSSO_OPENSEARCH_LINE:-2} line)"
+
+users_tables >/dev/null
+users_load "$users" "$orders" >/dev/null
+bench_psql -c "VACUUM ANALYZE users, orders" >/dev/null
+bench_psql -c "CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
+	OPTIONS (url '$os', index_prefix 'bench-')" >/dev/null
+bench_psql -o /dev/null -v definition="$(users_definition)" <<'SQL'
+BEGIN;
+SELECT flusso_create_index('users', :'definition');
+SELECT flusso_set_sinks('users', ARRAY['search'], '{"replicas": 0, "refresh_interval": "1s"}');
+COMMIT;
+SELECT count(*) FROM flusso_provision();
+SQL
+served="SELECT (SELECT phase = 'live' AND ship_pending = 0 FROM flusso_status())
+	AND EXISTS (SELECT FROM flusso.opensearch_generation WHERE state = 'served')
+	AND NOT EXISTS (SELECT FROM flusso.opensearch_generation WHERE state <> 'served')"
+wait_until "$served"
+concrete() { bench_psql -At -c "SELECT string_agg(concrete, ' ') FROM flusso.opensearch_generation"; }
+seeds() { grep -c 'flusso: seeding index "users"' "$BENCH_DIR/server.log" || true; }
+echo "seeded: $(curl -sf "$os/bench-users/_count" | sed 's/.*"count":\([0-9]*\).*/\1/') documents in $(concrete)"
+
+# 1. the reference: a full re-seed into a new generation
+before=$(concrete)
+start=$(now)
+bench_psql -o /dev/null -c "SELECT flusso_resnapshot('users')"
+until [ "$(concrete)" != "$before" ]; do sleep 0.05; done
+wait_until "$served"
+reseed=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.2f", e - s }')
+echo "full re-seed: $reseed s, into $(concrete)"
+
+# 2. live settings, while a client counts the alias every 10 ms
+generation=$(concrete)
+seeds_before=$(seeds)
+settings() {
+	curl -sf "$os/$generation/_settings" | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+i = next(iter(s.values()))["settings"]["index"]
+print(i["number_of_replicas"], i.get("refresh_interval", "unset"))'
+}
+counts="$BENCH_DIR/counts"
+python3 - "$os/bench-users/_count" "$users" >"$counts" <<'PY' &
+import json, sys, time, urllib.request
+url, expected = sys.argv[1], int(sys.argv[2])
+polls = bad = 0
+end = time.time() + 30
+while time.time() < end:
+    polls += 1
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            if json.load(r)["count"] != expected:
+                bad += 1
+    except Exception:
+        bad += 1
+    time.sleep(0.01)
+print(polls, bad)
+PY
+counter=$!
+sleep 1
+start=$(now)
+bench_psql -o /dev/null -c "SELECT flusso_set_sinks('users', ARRAY['search'], '{\"replicas\": 1, \"refresh_interval\": \"5s\"}')"
+until [ "$(settings)" = "1 5s" ]; do sleep 0.01; done
+live=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.2f", e - s }')
+wait "$counter"
+read -r polls bad <"$counts"
+echo "live settings: $live s until the served index had them; generations now: $(concrete)" \
+	"(before: $generation); seeds logged since: $(($(seeds) - seeds_before));" \
+	"alias counted $polls times over 30 s, $bad failed or differed"
+awk -v l="$live" -v r="$reseed" 'BEGIN { printf "ratio (live settings / full re-seed): %.3f\n", l / r }'
