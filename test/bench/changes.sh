@@ -37,15 +37,7 @@ echo "changes.sh: $users users, $orders orders, OpenSearch sink alone (${FLUSSO_
 users_tables >/dev/null
 users_load "$users" "$orders" >/dev/null
 bench_psql -c "VACUUM ANALYZE users, orders" >/dev/null
-bench_psql -c "CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
-	OPTIONS (url '$os', index_prefix 'bench-')" >/dev/null
-bench_psql -o /dev/null -v definition="$(users_definition)" <<'SQL'
-BEGIN;
-SELECT flusso_create_index('users', :'definition');
-SELECT flusso_set_sinks('users', ARRAY['search'], '{"replicas": 0, "refresh_interval": "1s"}');
-COMMIT;
-SELECT count(*) FROM flusso_provision();
-SQL
+users_search_index "$os" bench- '{"replicas": 0, "refresh_interval": "1s"}'
 served="SELECT (SELECT phase = 'live' AND ship_pending = 0 FROM flusso_status())
 	AND EXISTS (SELECT FROM flusso.opensearch_generation WHERE state = 'served')
 	AND NOT EXISTS (SELECT FROM flusso.opensearch_generation WHERE state <> 'served')"

@@ -218,16 +218,7 @@ settled() { [ "$(children)" -le "$1" ]; }
 # is in OpenSearch), SYSTEM_pids (its external processes) and SYSTEM_stop.
 
 flusso_start() {
-	bench_psql -c "CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
-		OPTIONS (url '$os', index_prefix '${2%users}')" >/dev/null
-	# one transaction: the worker never starts a seed of the table sink
-	bench_psql -o /dev/null -v definition="$(users_definition)" <<'SQL'
-BEGIN;
-SELECT flusso_create_index('users', :'definition');
-SELECT flusso_set_sinks('users', ARRAY['search'], '{"replicas": 0}');
-COMMIT;
-SELECT count(*) FROM flusso_provision();
-SQL
+	users_search_index "$os" "${2%users}" '{"replicas": 0}'
 }
 # (OpenSearch first: the alias exists once a generation serves; a psql
 # every 20 ms would start a backend each time, whose CPU the cluster's

@@ -57,6 +57,22 @@ SELECT count(*) FROM flusso_provision();
 SQL
 }
 
+# users_search_index URL PREFIX OPTIONS: a server "search" on URL with
+# that index_prefix, and the index shipping to it alone with those
+# OpenSearch options, created and given its sink in one transaction (the
+# worker never starts a seed of the table sink), then provisioned
+users_search_index() {
+	bench_psql -c "CREATE SERVER search FOREIGN DATA WRAPPER flusso_opensearch
+		OPTIONS (url '$1', index_prefix '$2')" >/dev/null
+	bench_psql -o /dev/null -v definition="$(users_definition)" -v options="$3" <<'SQL'
+BEGIN;
+SELECT flusso_create_index('users', :'definition');
+SELECT flusso_set_sinks('users', ARRAY['search'], :'options');
+COMMIT;
+SELECT count(*) FROM flusso_provision();
+SQL
+}
+
 # users_load USERS ORDERS: the rows, orders committed 50,000 at a time
 users_load() {
 	bench_psql <<SQL
