@@ -127,6 +127,46 @@ engine_name(JsonbContainer *info)
 	return "a cluster";
 }
 
+/* the major versions of each engine flusso is tested with */
+#define OPENSEARCH_TESTED_MIN 2
+#define OPENSEARCH_TESTED_MAX 3
+#define ELASTICSEARCH_TESTED_MIN 8
+#define ELASTICSEARCH_TESTED_MAX 9
+
+/*
+ * Is the engine's version (GET /'s version.number) one flusso is tested
+ * with?  An older one may lack what flusso sends (a warning); a newer one
+ * is said, as nothing here knows what it changed.
+ */
+static void
+check_version(DiagnosticSink *dsink, const OpenSearchServer *server, const char *engine,
+			  const char *number)
+{
+	bool		elasticsearch = strcmp(engine, "elasticsearch") == 0;
+	int			min = elasticsearch ? ELASTICSEARCH_TESTED_MIN : OPENSEARCH_TESTED_MIN;
+	int			max = elasticsearch ? ELASTICSEARCH_TESTED_MAX : OPENSEARCH_TESTED_MAX;
+	const char *tested = psprintf("%s %d.x to %d.x", elasticsearch ? "Elasticsearch" : "OpenSearch",
+								  min, max);
+	long		major;
+	char	   *end;
+
+	if (number == NULL || (!elasticsearch && strcmp(engine, "opensearch") != 0))
+		return;
+	errno = 0;
+	major = strtol(number, &end, 10);
+	if (errno != 0 || end == number)
+		return;
+	if (major < min)
+		diag_add(dsink, SEVERITY_WARNING, PATH,
+				 "Upgrade the cluster: flusso may send what this version lacks, and its refusals would stop shipping.",
+				 "OpenSearch server \"%s\" runs %s %s, older than the versions flusso is tested with (%s)",
+				 server->name, engine, number, tested);
+	else if (major > max)
+		diag_add(dsink, SEVERITY_INFO, PATH, NULL,
+				 "OpenSearch server \"%s\" runs %s %s, newer than the versions flusso is tested with (%s)",
+				 server->name, engine, number, tested);
+}
+
 /*
  * Can the cluster be reached, with the owner's credentials?  The engine's
  * name if so, else NULL.
@@ -138,6 +178,7 @@ check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const cha
 	Jsonb	   *info;
 	JsonbContainer *version;
 	const char *engine;
+	char	   *number;
 
 	if (req->status == 0)
 	{
@@ -165,10 +206,11 @@ check_reachable(DiagnosticSink *dsink, const OpenSearchServer *server, const cha
 	}
 	info = os_json_parse(req->response);
 	version = info ? os_json_object(&info->root, "version") : NULL;
+	number = version ? os_json_text(version, "number") : NULL;
 	engine = engine_name(info ? &info->root : NULL);
 	diag_add(dsink, SEVERITY_INFO, PATH, NULL,
-			 "OpenSearch server \"%s\" answers: %s %s", server->name, engine,
-			 version && os_json_text(version, "number") ? os_json_text(version, "number") : "");
+			 "OpenSearch server \"%s\" answers: %s %s", server->name, engine, number ? number : "");
+	check_version(dsink, server, engine, number);
 	return engine;
 }
 

@@ -26,6 +26,8 @@ before each request and polled every 100 ms (missing or empty: pass):
   deep          answer every _bulk with 100,000 nested arrays
   huge N        answer every _bulk with a JSON body of N MiB (default 100)
   nomapping     answer 503 to every request for an index's _mapping
+  major N       forward; GET / answers with version.number of major version N
+                (the rest of the number kept), as an older or newer cluster would
 
 Writing the file counts as entering its mode afresh (content or mtime change),
 which resets the item429 counter and the _bulk counters below, and ends hung
@@ -266,6 +268,8 @@ class Proxy:
                 headers, body = json_error(502, "upstream_unavailable", f"fault proxy: {e!r}")
             if mode == "bignum" and req.path.endswith("/_bulk") and status == 200:
                 body, outcome = big_statuses(body), " (statuses rewritten)"
+            if mode == "major" and req.method == "GET" and req.path == "/" and status == 200:
+                body, outcome = with_major(body, int(arg)), " (version rewritten)"
             if mode == "item429" and req.path.endswith("/_bulk"):
                 self.ctl.bulks += 1
                 if self.ctl.bulks <= 3 and status == 200:
@@ -346,6 +350,17 @@ def bulk_answer(mode, arg):
         HUGE.clear()
         HUGE[size] = b'{"took":1,"errors":false,"items":[' + b" " * size + b"]}"
     return 200, headers, HUGE[size]
+
+
+def with_major(body, major):
+    """GET /'s answer with version.number's major version replaced by major."""
+    try:
+        doc = json.loads(body)
+        number = doc["version"]["number"]
+    except (ValueError, KeyError, TypeError):
+        return body
+    doc["version"]["number"] = ".".join([str(major)] + number.split(".")[1:])
+    return json.dumps(doc).encode()
 
 
 def big_statuses(body):

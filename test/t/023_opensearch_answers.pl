@@ -10,8 +10,10 @@
 # read, through the alias, and says when the alias is missing or serves
 # another index; the shipper puts the alias back, seeds again into a new
 # generation (with flusso's mapping) when the served index is deleted, and
-# retries what a closed or write-blocked index refuses.  The faults come
-# from test/opensearch/fault_proxy.py in front of a real node.
+# retries what a closed or write-blocked index refuses.  flusso_check()
+# says when the engine's major version is older or newer than those flusso
+# is tested with.  The faults come from test/opensearch/fault_proxy.py in
+# front of a real node.
 
 use strict;
 use warnings;
@@ -267,6 +269,27 @@ ok( $node->poll_query_until('library', q{SELECT count(*) = 0 FROM flusso.opensea
 		WHERE index_name = 'gadgets' AND truncate_version IS NOT NULL}),
 	'gadgets is emptied');
 is($os->count('b-gadgets'), 0, 'with no document left');
+
+# The engine's version, as GET / gives it: one older than those flusso is
+# tested with is a warning of flusso_check(), a newer one an info row, and
+# one tested with says nothing more.
+sub version_rows
+{
+	return $node->safe_psql('library', q{SELECT severity || ': ' || message FROM flusso_check()
+		WHERE index = 'authors' AND path = 'sinks.opensearch' AND message LIKE '%tested with%'});
+}
+my ($distribution, $engine) = ($os->distribution, OpenSearchNode::engine());
+my ($older, $newer, $tested) = OpenSearchNode::is_elasticsearch() ? (7, 10, '8.x to 9.x') : (1, 4, '2.x to 3.x');
+is(version_rows(), '', 'a version flusso is tested with: nothing more is said');
+fault("major $older");
+like(version_rows(),
+	qr/^warning: OpenSearch server "bad" runs $distribution $older\.[\d.]+, older than the versions flusso is tested with \($engine \Q$tested\E\)$/,
+	'an older major version: a warning');
+fault("major $newer");
+like(version_rows(),
+	qr/^info: OpenSearch server "bad" runs $distribution $newer\.[\d.]+, newer than the versions flusso is tested with \($engine \Q$tested\E\)$/,
+	'a newer one: said');
+fault('pass');
 
 $node->stop;
 $proxy->stop;
