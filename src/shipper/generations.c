@@ -14,6 +14,9 @@
  *		gets its replicas and refresh interval, is refreshed, and the
  *		alias moves to it from whatever it pointed to, in one request; the
  *		generations before it are retired;
+ *	  - the served generation is given the index's replicas and refresh
+ *		interval again when flusso_set_sinks() changes them, and once
+ *		each time the shipper starts;
  *	  - a retired generation is deleted (unless kept), then forgotten;
  *	  - the served generation is checked every SHIP_CHECK_MS against what
  *		OpenSearch holds, since anyone may change it there: an alias
