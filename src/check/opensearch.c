@@ -145,8 +145,7 @@ check_version(DiagnosticSink *dsink, const OpenSearchServer *server, const char 
 	bool		elasticsearch = strcmp(engine, "elasticsearch") == 0;
 	int			min = elasticsearch ? ELASTICSEARCH_TESTED_MIN : OPENSEARCH_TESTED_MIN;
 	int			max = elasticsearch ? ELASTICSEARCH_TESTED_MAX : OPENSEARCH_TESTED_MAX;
-	const char *tested = psprintf("%s %d.x to %d.x", elasticsearch ? "Elasticsearch" : "OpenSearch",
-								  min, max);
+	const char *tested;
 	long		major;
 	char	   *end;
 
@@ -154,8 +153,9 @@ check_version(DiagnosticSink *dsink, const OpenSearchServer *server, const char 
 		return;
 	errno = 0;
 	major = strtol(number, &end, 10);
-	if (errno != 0 || end == number)
+	if (errno != 0 || end == number || (major >= min && major <= max))
 		return;
+	tested = psprintf("%s %d.x to %d.x", elasticsearch ? "Elasticsearch" : "OpenSearch", min, max);
 	if (major < min)
 		diag_add(dsink, SEVERITY_WARNING, PATH,
 				 "Upgrade the cluster: flusso may send what this version lacks, and its refusals would stop shipping.",

@@ -166,7 +166,9 @@ create(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 	{
 		char	   *type = os_json_error_type(req->response);
 
-		if (req->status == 400 && (type == NULL || strcmp(type, "resource_already_exists_exception") != 0))
+		if (req->status != 400)
+			return failed(status, req);
+		if (type == NULL || strcmp(type, "resource_already_exists_exception") != 0)
 		{
 			/* the mapping or settings refused: the reason quotes them alone */
 			char	   *reason = os_json_error_reason(req->response);
@@ -177,8 +179,6 @@ create(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 							   req->retry_after);
 			return false;
 		}
-		if (req->status != 400)
-			return failed(status, req);
 		g->created = true;
 		if (!ship_generation_owned(x, g, true, status, &foreign))
 		{
@@ -485,7 +485,7 @@ check_served(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 
 /* The served generation g has its live settings: record it in rt. */
 static void
-settled(ShipRuntime *rt, const ShipGeneration *g)
+record_settled(ShipRuntime *rt, const ShipGeneration *g)
 {
 	if (rt->settled_settings)
 		pfree(rt->settled_settings);
@@ -527,7 +527,7 @@ settle(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 		ereport(LOG,
 				(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" now has %s",
 						g->concrete, x->name, g->live_settings)));
-	settled(rt, g);
+	record_settled(rt, g);
 }
 
 /*
@@ -591,7 +591,7 @@ ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 	{
 		if (!serve(x, latest_seeded, status))
 			return false;
-		settled(rt, latest_seeded);
+		record_settled(rt, latest_seeded);
 	}
 	ship_conflict_over(x);
 	return true;
