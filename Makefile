@@ -18,7 +18,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 MODULE_big = flusso
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 EXTENSION = flusso
-DATA = sql/flusso--0.1.0.sql sql/flusso--0.1.0--0.2.0.sql sql/flusso--0.2.0--0.3.0.sql sql/flusso--0.3.0--0.4.0.sql sql/flusso--0.4.0--0.5.0.sql sql/flusso--0.5.0--0.6.0.sql sql/flusso--0.6.0--0.7.0.sql sql/flusso--0.7.0--0.8.0.sql sql/flusso--0.8.0--0.9.0.sql sql/flusso--0.9.0--0.10.0.sql
+DATA = sql/flusso--0.1.0.sql sql/flusso--0.1.0--0.2.0.sql sql/flusso--0.2.0--0.3.0.sql sql/flusso--0.3.0--0.4.0.sql sql/flusso--0.4.0--0.5.0.sql sql/flusso--0.5.0--0.6.0.sql sql/flusso--0.6.0--0.7.0.sql sql/flusso--0.7.0--0.8.0.sql sql/flusso--0.8.0--0.9.0.sql sql/flusso--0.9.0--0.10.0.sql sql/flusso--0.10.0--0.11.0.sql
 # `make test` builds with FLUSSO_TEST_HOOKS=1: the fault injection the
 # tests use (flusso.test_crash_file) exists only in that build.  The flags
 # are recorded in .build-flags, which every object depends on, so that a
@@ -40,7 +40,7 @@ EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 # in UTF-8, whatever the server's default: the capture test feeds
 # flusso_change_text() bytes that are not text in it
 REGRESS_OPTS = --encoding=UTF8
-REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile statements
+REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile statements resnapshot
 # What packagers run (pg_buildext): `make installcheck` runs REGRESS against
 # the server PGHOST/PGPORT name, configured as test/flusso.conf says, then
 # the TAP tests, which start their own clusters from the installed build;

@@ -255,7 +255,7 @@ engine_load(const char *publication)
 	engine->signature = engine_signature();
 	engine->signal_relid = get_relname_relid("signal", get_namespace_oid(FLUSSO_SCHEMA, false));
 	cdc_columns_add(&specs, FLUSSO_SCHEMA, "signal",
-					list_make3("id", "kind", "index_name"));
+					list_make4("id", "kind", "index_name", "detail"));
 	foreach(lc, catalog_load_indexes())
 	{
 		EngineIndex *ei = palloc0(sizeof(EngineIndex));

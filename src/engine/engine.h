@@ -25,7 +25,7 @@
 typedef struct Engine Engine;			/* every index of the database */
 typedef struct EngineIndex EngineIndex; /* one index, compiled */
 
-/* one index (engine.c) */
+/* one index (engine.c; engine_rebuild, rebuild.c) */
 extern EngineIndex *engine_index(Engine *engine, const char *name);
 extern List *engine_readers(Engine *engine, Oid relid);
 extern const char *engine_index_name(const EngineIndex *ei);
@@ -40,6 +40,8 @@ extern void engine_forgive(EngineIndex *ei);
 extern void engine_progressed(EngineIndex *ei);
 extern void engine_needs_seed(EngineIndex *ei, bool needs_seed);
 extern void engine_retry_rejected(EngineIndex *ei, XLogRecPtr version);
+extern int64 engine_rebuild(EngineIndex *ei, const char *predicate, const char *ids,
+							 char **failure);
 extern long engine_turn_ms(void);
 
 #endif							/* FLUSSO_ENGINE_ENGINE_H */

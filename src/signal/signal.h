@@ -28,6 +28,8 @@
 #define SIGNAL_LOW "low"		/* a seed's chunk window opens */
 #define SIGNAL_HIGH "high"		/* and closes */
 #define SIGNAL_RESNAPSHOT "resnapshot"	/* flusso_resnapshot() */
+#define SIGNAL_REBUILD "rebuild"	/* flusso_resnapshot(predicate =>) */
+#define SIGNAL_REBUILD_IDS "rebuild_ids"	/* flusso_resnapshot(ids =>) */
 #define SIGNAL_RETRY "retry"	/* flusso_retry_rejected() */
 #define SIGNAL_PARTITIONS "partitions"	/* a partition attached, detached
 										 * or dropped */
@@ -48,6 +50,8 @@ typedef struct Signal
 	char	   *id;
 	char	   *kind;			/* SIGNAL_* */
 	char	   *index_name;
+	char	   *detail;			/* rebuild: the predicate; rebuild_ids: the
+								 * ids, a text[] in text form; or NULL */
 	char	   *table;			/* rewrite, uncovered: schema.table */
 	XLogRecPtr	lsn;			/* the commit that inserted the row */
 } Signal;

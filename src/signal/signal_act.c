@@ -2,7 +2,7 @@
  *
  * signal_act.c
  *	  Acts on the signals a batch of the stream ended with: a re-snapshot
- *	  request, a change of the partitions of a table an index reads, an
+ *	  request, whole or of some documents, a change of the partitions of a table an index reads, an
  *	  alteration, a rewrite or an unpublished change of one, which have the
  *	  index seeded again, and a retry of rejected documents.  A seed's
  *	  watermarks are handed back for the seed to take, with the indexes
@@ -129,6 +129,47 @@ retry_rejected(Engine *engine, const Signal *signal)
 }
 
 /*
+ * flusso_resnapshot(name, predicate => ...) or (name, ids => ...): the
+ * documents it names are added to those the index owes, rebuilt in place
+ * (engine/rebuild.c), and the request is forgotten.  One that fails is
+ * said in flusso_status()'s last_error, and the index goes on.
+ */
+static void
+rebuild(Engine *engine, const Signal *signal)
+{
+	EngineIndex *ei = engine_index(engine, signal->index_name);
+	char	   *failure;
+	int64		added;
+
+	if (ei && signal->detail && !engine_index_broken(ei))
+	{
+		bool		by_ids = strcmp(signal->kind, SIGNAL_REBUILD_IDS) == 0;
+
+		added = engine_rebuild(ei, by_ids ? NULL : signal->detail,
+							   by_ids ? signal->detail : NULL, &failure);
+		if (added >= 0)
+			ereport(LOG,
+					(errmsg("flusso: " INT64_FORMAT " documents of index \"%s\" are to be rebuilt, as flusso_resnapshot() asked",
+							added, signal->index_name)));
+		else
+		{
+			char	   *message = psprintf("index \"%s\": the documents a re-snapshot asked for were not rebuilt: %s",
+										   signal->index_name, failure);
+			DatabaseEntry *entry;
+
+			ereport(WARNING, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+							  errmsg("flusso %s", message)));
+			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+			entry = shared_database(MyDatabaseId, false);
+			if (entry)
+				shared_record_error(entry, message);
+			LWLockRelease(flusso_shared->lock);
+		}
+	}
+	catalog_forget_signal(signal->id);
+}
+
+/*
  * Act on the signals a batch ended with, in the batch's transaction, after
  * its changes were applied.  A re-snapshot request, a change of
  * partitions, a rewrite or an alteration of a table an index reads, or a
@@ -168,6 +209,9 @@ signal_act(Engine *engine, List *signals, SignalOutcome *outcome)
 		}
 		else if (strcmp(signal->kind, SIGNAL_RETRY) == 0)
 			retry_rejected(engine, signal);
+		else if (strcmp(signal->kind, SIGNAL_REBUILD) == 0 ||
+				 strcmp(signal->kind, SIGNAL_REBUILD_IDS) == 0)
+			rebuild(engine, signal);
 		else
 			outcome->watermarks = keep(outcome->watermarks, signal, caller);
 	}

@@ -15,24 +15,29 @@
 
 #include "signal/signal_read.h"
 
-/* The signal a row of flusso.signal makes, or NULL when it is not one. */
+/*
+ * The signal a row of flusso.signal makes, or NULL when it is not one: its
+ * id, kind and index name, and its detail (THIN_MISSING before 0.11.0,
+ * whose table lacks the column).
+ */
 static Signal *
 row_signal(const ThinChange *change)
 {
 	Signal	   *signal;
 
-	if (change->op != THIN_INSERT || change->ncolumns != 3 || change->new_values == NULL)
+	if (change->op != THIN_INSERT || change->ncolumns != 4 || change->new_values == NULL)
 		return NULL;
 	for (int c = 0; c < 3; c++)
 	{
 		if (change->new_values[c].kind != THIN_TEXT)
 			return NULL;
 	}
-	signal = palloc(sizeof(Signal));
+	signal = palloc0(sizeof(Signal));
 	signal->id = pstrdup(change->new_values[0].text);
 	signal->kind = pstrdup(change->new_values[1].text);
 	signal->index_name = pstrdup(change->new_values[2].text);
-	signal->table = NULL;
+	if (change->new_values[3].kind == THIN_TEXT)
+		signal->detail = pstrdup(change->new_values[3].text);
 	signal->lsn = change->commit_end_lsn;
 	return signal;
 }

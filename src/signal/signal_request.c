@@ -2,7 +2,8 @@
  *
  * signal_request.c
  *	  The requests that travel in stream order, as rows of flusso.signal:
- *	  flusso_resnapshot(name), seed an index again; flusso_retry_rejected
+ *	  flusso_resnapshot(name), seed an index again, or rebuild some of its
+ *	  documents (a predicate, a list of ids); flusso_retry_rejected
  *	  (name), ship its rejected documents again; a seed the DDL hooks ask
  *	  for (a partition attached or detached, a table altered outside the
  *	  WAL); and a seed the shipper asks for, when the OpenSearch index an
@@ -27,14 +28,18 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/uuid.h"
 
+#include "document/build.h"
+#include "document/matching.h"
 #include "index/access.h"
 #include "ipc/requests.h"
 #include "signal/signal.h"
 #include "store/catalog_index.h"
 #include "store/catalog_rejected.h"
 #include "store/catalog_signal.h"
+#include "util/text_array.h"
 
 PG_FUNCTION_INFO_V1(flusso_resnapshot);
 PG_FUNCTION_INFO_V1(flusso_retry_rejected);
@@ -47,7 +52,7 @@ insert_signal(const char *kind, const char *name)
 	Datum		id;
 
 	catalog_become_owner(&saved);
-	id = catalog_insert_request(kind, name);
+	id = catalog_insert_request(kind, name, NULL);
 	catalog_restore_user(&saved);
 	request_worker_at_commit(true);
 	return id;
@@ -138,11 +143,65 @@ signal_request_seeds(const char *kind, List *index_names)
 	request_worker_at_commit(true);
 }
 
-/* flusso_resnapshot(name text) RETURNS uuid: the request's id */
+/*
+ * flusso_resnapshot(name text, predicate text DEFAULT NULL, ids text[]
+ * DEFAULT NULL) RETURNS uuid: the request's id.  With neither, the index
+ * is seeded again; with a predicate over its root table, or a list of
+ * document ids, those documents alone are rebuilt, in place.  Either is
+ * checked here, as the index's owner, so that nothing is recorded for one
+ * that cannot apply.  Before ALTER EXTENSION flusso UPDATE to 0.11.0 the
+ * function takes the name alone.
+ */
 Datum
 flusso_resnapshot(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_DATUM(insert_request(SIGNAL_RESNAPSHOT, text_to_cstring(PG_GETARG_TEXT_PP(0))));
+	char	   *name;
+	StoredIndex *index;
+	DocumentQuery *query;
+	const char *kind;
+	char	   *detail;
+	CatalogUser saved;
+	Datum		id;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (PG_NARGS() < 3 || (PG_ARGISNULL(1) && PG_ARGISNULL(2)))
+		PG_RETURN_DATUM(insert_request(SIGNAL_RESNAPSHOT, name));
+	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a re-snapshot of index \"%s\" takes a predicate or ids, not both", name)));
+
+	flusso_require_admin();
+	index = catalog_load_index(name);
+	flusso_require_owner(index->owner, name);
+	query = doc_build_query(index->schema);
+	if (!PG_ARGISNULL(1))
+	{
+		kind = SIGNAL_REBUILD;
+		detail = text_to_cstring(PG_GETARG_TEXT_PP(1));
+		doc_check_predicate(query, index->owner, detail, name);
+	}
+	else
+	{
+		Datum		ids = PG_GETARG_DATUM(2);
+		int			n;
+		char	  **strings = text_array_all_strings(ids, &n);
+
+		kind = SIGNAL_REBUILD_IDS;
+		doc_check_ids(strings, n, query->nkeys, name);
+		if (n == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a re-snapshot of index \"%s\" by ids names no id", name)));
+		detail = OidOutputFunctionCall(F_ARRAY_OUT, ids);
+	}
+	catalog_become_owner(&saved);
+	id = catalog_insert_request(kind, name, detail);
+	catalog_restore_user(&saved);
+	request_worker_at_commit(true);
+	PG_RETURN_DATUM(id);
 }
 
 /*

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * catalog_signal.c
- *	  flusso.signal: requests (a re-snapshot, a retry, a seed a DDL change
- *	  calls for) and a seed's watermarks, inserted here and read by the
+ *	  flusso.signal: requests (a re-snapshot, whole or of some documents, a
+ *	  retry, a seed a DDL change calls for) and a seed's watermarks, inserted here and read by the
  *	  stream in commit order; every statement over the table, each written
  *	  once, as a verb.  The kinds are the signals module's
  *	  (signal/signal.h): a verb is given those it concerns.
@@ -56,18 +56,24 @@ run(const char *sql, int expected, const char *arg1, const char *arg2,
 	SPI_finish();
 }
 
-/* Insert a request of kind for index name; its id (a uuid). */
+/*
+ * Insert a request of kind for index name, with what it is about (detail,
+ * or NULL: flusso.signal has the column from 0.11.0 on); its id (a uuid).
+ */
 Datum
-catalog_insert_request(const char *kind, const char *name)
+catalog_insert_request(const char *kind, const char *name, const char *detail)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(kind), CStringGetTextDatum(name)};
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[3] = {CStringGetTextDatum(kind), CStringGetTextDatum(name),
+	detail ? CStringGetTextDatum(detail) : (Datum) 0};
 	bool		isnull;
 	Datum		id;
 
 	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO flusso.signal (kind, index_name) VALUES ($1, $2) RETURNING id",
-							  2, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+	if (SPI_execute_with_args(detail
+							  ? "INSERT INTO flusso.signal (kind, index_name, detail) VALUES ($1, $2, $3) RETURNING id"
+							  : "INSERT INTO flusso.signal (kind, index_name) VALUES ($1, $2) RETURNING id",
+							  detail ? 3 : 2, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not insert a %s request for index \"%s\"", kind, name);
 	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	id = SPI_datumTransfer(id, false, UUID_LEN);

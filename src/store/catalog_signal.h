@@ -13,7 +13,8 @@
 
 #include "nodes/pg_list.h"
 
-extern Datum catalog_insert_request(const char *kind, const char *name);
+extern Datum catalog_insert_request(const char *kind, const char *name,
+									 const char *detail);
 extern void catalog_insert_requests(const char *kind, List *names);
 extern char *catalog_insert_watermark(const char *kind, const char *name);
 extern void catalog_forget_signal(const char *id);

@@ -45,6 +45,25 @@ text_array_to_strings(Datum array, int n)
 	return out;
 }
 
+/*
+ * Every string of a text[], however many (*n), a null element as NULL; a
+ * multidimensional array read in storage order.
+ */
+char **
+text_array_all_strings(Datum array, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	char	  **out;
+
+	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, n);
+	out = palloc(sizeof(char *) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+		out[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+	return out;
+}
+
 /* Is s one of strings, a List of C strings? */
 bool
 string_list_member(List *strings, const char *s)

@@ -14,6 +14,7 @@
 
 extern Datum text_array_from_strings(char **values, int n);
 extern char **text_array_to_strings(Datum array, int n);
+extern char **text_array_all_strings(Datum array, int *n);
 extern bool string_list_member(List *strings, const char *s);
 
 #endif							/* FLUSSO_UTIL_TEXT_ARRAY_H */

@@ -15,6 +15,11 @@
 #     served index has both, while a client counts the alias every 10 ms
 #     (a count other than the users', or a failure, is printed), and
 #     whether a generation was begun or a seed logged.
+#  3. Partial re-snapshots: flusso_resnapshot('users', predicate => ...)
+#     for 1%, 10% and all of the users, and by 1,000 ids; the time from
+#     its commit until flusso_wait() says OpenSearch holds every document
+#     it rebuilt, the documents rebuilt (flusso_status().documents_written),
+#     and the generations and seeds since.
 # The ratio printed is each change's time over the reference's.  Not part
 # of make test.
 #
@@ -93,3 +98,24 @@ echo "live settings: $live s until the served index had them; generations now: $
 	"(before: $generation); seeds logged since: $(($(seeds) - seeds_before));" \
 	"alias counted $polls times over 30 s, $bad failed or differed"
 awk -v l="$live" -v r="$reseed" 'BEGIN { printf "ratio (live settings / full re-seed): %.3f\n", l / r }'
+
+# 3. partial re-snapshots, in place: by predicate, then by ids
+generation=$(concrete)
+seeds_before=$(seeds)
+partial() {
+	local what=$1 call=$2 rows=$3 written start took
+	written=$(bench_psql -At -c "SELECT sum(documents_written) FROM flusso_status()")
+	start=$(now)
+	bench_psql -o /dev/null -c "$call"
+	[ "$(bench_psql -At -c "SELECT flusso_wait('users', '10min')")" = t ] || { echo "flusso_wait() timed out"; exit 1; }
+	took=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.2f", e - s }')
+	written=$(($(bench_psql -At -c "SELECT sum(documents_written) FROM flusso_status()") - written))
+	echo "partial re-snapshot, $what ($rows users): $took s, $written documents rebuilt and queued;" \
+		"ratio (partial / full re-seed): $(awk -v l="$took" -v r="$reseed" 'BEGIN { printf "%.3f", l / r }')"
+}
+for predicate in 'id % 100 = 0' 'id % 10 = 0' 'true'; do
+	rows=$(bench_psql -At -c "SELECT count(*) FROM users WHERE $predicate")
+	partial "predicate $predicate" "SELECT flusso_resnapshot('users', predicate => \$\$$predicate\$\$)" "$rows"
+done
+partial "1,000 ids" "SELECT flusso_resnapshot('users', ids => ARRAY(SELECT id::text FROM users ORDER BY id LIMIT 1000))" 1000
+echo "partial re-snapshots: generations now: $(concrete) (before: $generation); seeds logged since: $(($(seeds) - seeds_before))"

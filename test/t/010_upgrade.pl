@@ -56,7 +56,7 @@ is( $node->safe_psql('library',
 	'0', 'no change was lost: every document equals a fresh build');
 
 is($node->safe_psql('library', q{SELECT extversion FROM pg_extension WHERE extname = 'flusso'}),
-	'0.10.0', 'the extension is at 0.10.0');
+	'0.11.0', 'the extension is at 0.11.0');
 is($node->safe_psql('library', q{SELECT count(*) FROM flusso_upstream()}), '0',
 	'flusso_upstream() on the upgraded database: no subscription');
 is($node->safe_psql('library', q{SELECT count(*) FROM flusso_verify('books', repair => true)}), '0',
