@@ -36,6 +36,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 
+#include "util/access.h"
 #include "util/attempt.h"
 #include "check/environment.h"
 #include "check/identity.h"
@@ -44,7 +45,6 @@
 #include "binding/tables.h"
 #include "compat.h"
 #include "flusso.h"
-#include "index/access.h"
 #include "store/catalog_index.h"
 #include "opensearch/api.h"
 #include "sink/sink.h"

@@ -44,9 +44,9 @@
 #include "design/draft.h"
 #include "design/draft_catalog.h"
 #include "design/yaml_writer.h"
-#include "index/access.h"
 #include "schema/names.h"
 #include "schema/schema.h"
+#include "util/access.h"
 
 #define DRAFT_MAX_DEPTH 3
 

@@ -27,8 +27,8 @@
 #include "binding/ready.h"
 #include "document/build.h"
 #include "document/by_id.h"
-#include "index/access.h"
 #include "store/catalog_index.h"
+#include "util/access.h"
 
 PG_FUNCTION_INFO_V1(flusso_preview);
 

@@ -34,10 +34,10 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-#include "index/access.h"
 #include "index/follow.h"
 #include "sink/sink.h"
 #include "store/catalog_index.h"
+#include "util/access.h"
 
 /* documents tables dropped (names) or altered in this transaction */
 static List *docs_dropped = NIL;

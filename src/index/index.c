@@ -24,7 +24,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "index/access.h"
+#include "util/access.h"
 #include "store/catalog_index.h"
 #include "store/catalog_seed.h"
 #include "store/catalog_signal.h"

@@ -18,9 +18,9 @@
 
 #include "document/search_vector.h"
 #include "flusso.h"
-#include "index/access.h"
 #include "store/catalog_index.h"
 #include "sink/sink.h"
+#include "util/access.h"
 
 PG_FUNCTION_INFO_V1(flusso_search);
 

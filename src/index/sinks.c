@@ -31,12 +31,12 @@
 #include "utils/numeric.h"
 
 #include "ipc/requests.h"
-#include "index/access.h"
 #include "store/catalog_index.h"
 #include "store/catalog_rejected.h"
 #include "store/catalog_sink.h"
 #include "opensearch/server.h"
 #include "sink/sink.h"
+#include "util/access.h"
 
 PG_FUNCTION_INFO_V1(flusso_set_sinks);
 PG_FUNCTION_INFO_V1(flusso_rejected);

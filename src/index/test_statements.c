@@ -19,9 +19,9 @@
 #include "utils/builtins.h"
 
 #include "document/build.h"
-#include "index/access.h"
 #include "sink/sink.h"
 #include "store/catalog_index.h"
+#include "util/access.h"
 
 PG_FUNCTION_INFO_V1(flusso_test_statement);
 

@@ -29,10 +29,10 @@
 #include "document/build.h"
 #include "document/session.h"
 #include "flusso.h"
-#include "index/access.h"
 #include "store/catalog_index.h"
 #include "index/verify.h"
 #include "sink/sink.h"
+#include "util/access.h"
 
 PG_FUNCTION_INFO_V1(flusso_verify);
 

@@ -43,11 +43,11 @@
 #include "access/xlog.h"
 #include "utils/array.h"
 
+#include "util/access.h"
 #include "util/attempt.h"
 #include "util/pinned.h"
 #include "util/string_hash.h"
 #include "document/by_id.h"
-#include "index/access.h"
 #include "index/verify.h"
 #include "ipc/requests.h"
 #include "opensearch/api.h"

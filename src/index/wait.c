@@ -59,12 +59,12 @@
 
 #include "compat.h"
 #include "flusso.h"
-#include "index/access.h"
 #include "ipc/catalog_changes.h"
 #include "ipc/shared.h"
 #include "sink/sink.h"
 #include "source/upstream.h"
 #include "store/catalog_index.h"
+#include "util/access.h"
 
 PG_FUNCTION_INFO_V1(flusso_wait);
 

@@ -33,7 +33,7 @@
 
 #include "document/build.h"
 #include "document/matching.h"
-#include "index/access.h"
+#include "util/access.h"
 #include "ipc/requests.h"
 #include "signal/signal.h"
 #include "store/catalog_index.h"

@@ -60,12 +60,12 @@
 #include "utils/timestamp.h"
 
 #include "flusso.h"
-#include "index/access.h"
 #include "store/catalog_index.h"
 #include "store/catalog_sink.h"
 #include "ipc/shared.h"
 #include "source/source.h"
 #include "source/upstream.h"
+#include "util/access.h"
 
 PG_FUNCTION_INFO_V1(flusso_status);
 PG_FUNCTION_INFO_V1(flusso_upstream);

@@ -9,8 +9,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_INDEX_ACCESS_H
-#define FLUSSO_INDEX_ACCESS_H
+#ifndef FLUSSO_UTIL_ACCESS_H
+#define FLUSSO_UTIL_ACCESS_H
 
 #include "util/pinned.h"
 #include "flusso.h"
@@ -23,4 +23,4 @@ extern void flusso_require_admin(void);
 extern void flusso_require_owner(Oid owner, const char *index_name);
 extern void flusso_require_reader(Oid owner, const char *index_name);
 
-#endif							/* FLUSSO_INDEX_ACCESS_H */
+#endif							/* FLUSSO_UTIL_ACCESS_H */

@@ -22,7 +22,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "index/access.h"
+#include "util/access.h"
 
 /* Is the current user a superuser or a member of flusso_admin? */
 bool
