@@ -26,3 +26,9 @@ COMMENT ON FUNCTION flusso_resnapshot(text, text, text[])
 	IS 'seed an index again from its tables, or rebuild the documents of the root rows a predicate selects or of the ids given, once this request arrives in stream order';
 REVOKE ALL ON FUNCTION flusso_resnapshot(text, text, text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION flusso_resnapshot(text, text, text[]) TO flusso_admin;
+
+-- A definition that only gains fields keeps its generations: the shipper
+-- puts the mapping of the new fields on each one not retired (remap) before
+-- it ships a document that holds them, and the worker rebuilds the
+-- documents in place.
+ALTER TABLE flusso.opensearch_generation ADD COLUMN remap boolean NOT NULL DEFAULT false;

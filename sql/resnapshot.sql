@@ -53,6 +53,43 @@ RESET ROLE;
 SELECT kind, index_name, detail FROM flusso.signal ORDER BY kind, detail;
 ROLLBACK;
 
+-- a definition that only gains fields is taken in place: no seed, and
+-- every document rebuilt where it is served; any other change seeds again
+RESET ROLE;
+BEGIN;
+UPDATE flusso.index SET needs_seed = false; -- as the seeded index would be
+SET ROLE regress_rs_alice;
+SELECT flusso_create_index('people', E'version: 1\ntable: people\nfields:\n  - keyword: country\n    required: true\n  - boolean: hidden\n    required: true', true);
+RESET ROLE;
+SELECT name, needs_seed FROM flusso.index WHERE name = 'people';
+SELECT kind, index_name, detail FROM flusso.signal;
+ROLLBACK;
+BEGIN;
+UPDATE flusso.index SET needs_seed = false; -- as the seeded index would be
+SET ROLE regress_rs_alice;
+-- removed
+SELECT flusso_create_index('people', E'version: 1\ntable: people\nfields: []', true);
+RESET ROLE;
+SELECT name, needs_seed FROM flusso.index WHERE name = 'people';
+SELECT count(*) AS requests FROM flusso.signal;
+ROLLBACK;
+BEGIN;
+UPDATE flusso.index SET needs_seed = false; -- as the seeded index would be
+SET ROLE regress_rs_alice;
+-- retyped
+SELECT flusso_create_index('people', E'version: 1\ntable: people\nfields:\n  - text: country\n    required: true', true);
+RESET ROLE;
+SELECT name, needs_seed FROM flusso.index WHERE name = 'people';
+ROLLBACK;
+BEGIN;
+UPDATE flusso.index SET needs_seed = false; -- as the seeded index would be
+SET ROLE regress_rs_alice;
+-- a field added beside a new root filter
+SELECT flusso_create_index('people', E'version: 1\ntable: people\nfilters:\n  - { column: hidden, op: eq, value: false }\nfields:\n  - keyword: country\n    required: true\n  - boolean: hidden\n    required: true', true);
+RESET ROLE;
+SELECT name, needs_seed FROM flusso.index WHERE name = 'people';
+ROLLBACK;
+
 SET ROLE regress_rs_alice;
 SELECT flusso_drop_index('people'), flusso_drop_index('pairs');
 RESET ROLE;

@@ -43,7 +43,7 @@ tap_15=${FLUSSO_TAP_15:-}
 # Java 21 or later): test/opensearch/node.sh; FLUSSO_OPENSEARCH_LINES="2"
 # leaves those out, "2 es8" runs Elasticsearch 8 alone of them
 opensearch_lines=${FLUSSO_OPENSEARCH_LINES:-2 3 es8 es9}
-tap_opensearch3=${FLUSSO_TAP_OPENSEARCH3:-"011_opensearch 013_opensearch_faults 014_opensearch_tls 033_seed_ranges 035_copies 038_opensearch_cluster 039_unchanged_opensearch 042_wait_opensearch 043_one_cluster 045_foreign_versions 048_live_settings"}
+tap_opensearch3=${FLUSSO_TAP_OPENSEARCH3:-"011_opensearch 013_opensearch_faults 014_opensearch_tls 033_seed_ranges 035_copies 038_opensearch_cluster 039_unchanged_opensearch 042_wait_opensearch 043_one_cluster 045_foreign_versions 048_live_settings 050_fields_in_place"}
 # the same files against Elasticsearch, and its own ways of authenticating
 # (047: API keys, a bearer token, on a node with security), unless told
 # otherwise

@@ -24,13 +24,15 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "util/access.h"
+#include "signal/signal.h"
 #include "store/catalog_index.h"
+#include "store/catalog_opensearch_generation.h"
 #include "store/catalog_seed.h"
 #include "store/catalog_signal.h"
 #include "sink/sink.h"
 #include "ipc/requests.h"
 #include "schema/schema.h"
+#include "util/access.h"
 
 PG_FUNCTION_INFO_V1(flusso_create_index);
 PG_FUNCTION_INFO_V1(flusso_drop_index);
@@ -47,11 +49,42 @@ check_index_name(const char *name)
 }
 
 /*
+ * May index before take the definition after in place, seeding nothing:
+ * after adds fields and changes nothing else (schema_adds_fields_only), an
+ * OpenSearch index it ships to can take their mapping as it is (the same
+ * analysis settings, which an open index cannot change), and the catalog
+ * can record the steps (0.11.0 on)?  Then the generations it has map the
+ * new fields and its documents are rebuilt where they are.
+ */
+static bool
+fields_added_in_place(const StoredIndex *before, const ParsedDefinition *after)
+{
+	IndexSink  *sink;
+
+	if (strcmp(before->version, after->version) == 0 ||
+		!schema_adds_fields_only(before->schema, after->schema) ||
+		!generation_remap_in_catalog())
+		return false;
+	sink = sink_for_index(before->name, before->owner, NULL);
+	if (sink->server != NULL &&
+		strcmp(schema_analysis_json(before->schema), schema_analysis_json(after->schema)) != 0)
+	{
+		ereport(NOTICE,
+				(errmsg("index \"%s\" is seeded again into a new OpenSearch index: the fields it gains need analysis settings an open OpenSearch index cannot take",
+						before->name)));
+		return false;
+	}
+	return true;
+}
+
+/*
  * flusso_create_index(name text, definition text, replace boolean)
  *
  * Store a validated definition under name, owned by the calling role.  An
  * existing index is an error unless replace is true; replacing keeps the
- * owner and creation time and takes the owner's rights.
+ * owner and creation time and takes the owner's rights.  A definition that
+ * only gains fields is taken in place; any other new meaning is seeded
+ * again, into a new generation.
  */
 Datum
 flusso_create_index(PG_FUNCTION_ARGS)
@@ -64,6 +97,7 @@ flusso_create_index(PG_FUNCTION_ARGS)
 	CatalogUser saved;
 	Oid			owner = InvalidOid;
 	bool		inserted;
+	bool		in_place;
 
 	flusso_require_admin();
 	check_index_name(name);
@@ -85,10 +119,21 @@ flusso_create_index(PG_FUNCTION_ARGS)
 					 errmsg("index \"%s\" already exists", name),
 					 errhint("Pass replace => true to replace its definition.")));
 		flusso_require_owner(owner, name);
+		in_place = fields_added_in_place(catalog_load_index(name), parsed);
 
 		catalog_become_owner(&saved);
-		catalog_replace_index(name, parsed, definition);
+		catalog_replace_index(name, parsed, definition, in_place);
+		if (in_place)
+		{
+			generation_mark_remap(name);
+			signal_request_rebuild_all(name);
+		}
 		catalog_restore_user(&saved);
+		if (in_place)
+			ereport(NOTICE,
+					(errmsg("index \"%s\" gains fields in place: its documents are rebuilt where they are served, with no seed",
+							name),
+					 errdetail("flusso_status() counts the documents still to rebuild; flusso_wait() returns true once they are.")));
 	}
 	SPI_finish();
 	if (inserted)

@@ -221,6 +221,22 @@ os_index_owners(const OpenSearchServer *server, List *indexes, HttpRequest **req
 	return owners;
 }
 
+/*
+ * Put on index the mappings of mapping (a body as flusso_mapping() gives
+ * it): OpenSearch adds the fields index lacks, keeps those it has alike,
+ * refuses one it maps otherwise, and leaves _meta alone.
+ */
+HttpRequest *
+os_put_mappings(const OpenSearchServer *server, const char *index, const char *mapping)
+{
+	Datum		body = DirectFunctionCall1(jsonb_in, CStringGetDatum(mapping));
+	Datum		mappings = DirectFunctionCall2(jsonb_object_field, body,
+											   CStringGetTextDatum("mappings"));
+
+	return call(server, "PUT", psprintf("/%s/_mapping", index),
+				DatumGetCString(DirectFunctionCall1(jsonb_out, mappings)));
+}
+
 /* Record owner (a JSON object) as the _meta.flusso of index. */
 HttpRequest *
 os_put_owner(const OpenSearchServer *server, const char *index, const char *owner)

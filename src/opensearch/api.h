@@ -45,6 +45,8 @@ extern List *os_alias_holders(const OpenSearchServer *server, const char *alias,
 extern char *os_index_dynamic(const OpenSearchServer *server, const char *index,
 							  HttpRequest **req);
 extern List *os_index_owners(const OpenSearchServer *server, List *indexes, HttpRequest **req);
+extern HttpRequest *os_put_mappings(const OpenSearchServer *server, const char *index,
+									 const char *mapping);
 extern HttpRequest *os_put_owner(const OpenSearchServer *server, const char *index,
 								 const char *owner);
 extern HttpRequest *os_move_alias(const OpenSearchServer *server, const char *alias,

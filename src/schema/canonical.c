@@ -236,3 +236,74 @@ schema_canonical_json(const IndexSchema *schema)
 	schema_value_to_json(&buf, root, true);
 	return buf.data;
 }
+
+/* The canonical JSON of a field, without its own fields when shallow. */
+static char *
+field_json(const SchemaField *field, bool shallow)
+{
+	SchemaField copy = *field;
+	StringInfoData buf;
+
+	if (shallow)
+	{
+		copy.children.nfields = 0;
+		copy.children.fields = NULL;
+	}
+	initStringInfo(&buf);
+	schema_value_to_json(&buf, field_value(&copy), false);
+	return buf.data;
+}
+
+/*
+ * Does every field of before have its like in after, by name, meaning the
+ * same, whose own fields (of an object or a join) after holds the same way?
+ * *added counts the fields after has besides.
+ */
+static bool
+fields_kept(const SchemaFieldList *before, const SchemaFieldList *after, int *added)
+{
+	*added += after->nfields - before->nfields;
+	for (int i = 0; i < before->nfields; i++)
+	{
+		const SchemaField *old = before->fields[i];
+		const SchemaField *new = NULL;
+
+		for (int j = 0; j < after->nfields && new == NULL; j++)
+		{
+			if (strcmp(after->fields[j]->name, old->name) == 0)
+				new = after->fields[j];
+		}
+		if (new == NULL || new->kind != old->kind)
+			return false;
+		if (old->kind == FIELD_OBJECT || old->kind == FIELD_JOIN)
+		{
+			if (strcmp(field_json(old, true), field_json(new, true)) != 0 ||
+				!fields_kept(&old->children, &new->children, added))
+				return false;
+		}
+		else if (strcmp(field_json(old, false), field_json(new, false)) != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Is after the definition before with fields added, and nothing else
+ * changed: the same root, keys, filters and soft delete, every field of
+ * before the same in after (at any depth, in any order), and at least one
+ * field more?  Then every document after builds holds what before's did,
+ * and more.
+ */
+bool
+schema_adds_fields_only(const IndexSchema *before, const IndexSchema *after)
+{
+	IndexSchema before_root = *before;
+	IndexSchema after_root = *after;
+	int			added = 0;
+
+	before_root.fields.nfields = after_root.fields.nfields = 0;
+	before_root.fields.fields = after_root.fields.fields = NULL;
+	if (strcmp(schema_canonical_json(&before_root), schema_canonical_json(&after_root)) != 0)
+		return false;
+	return fields_kept(&before->fields, &after->fields, &added) && added > 0;
+}

@@ -326,3 +326,23 @@ schema_mapping_json(const IndexSchema *schema)
 	schema_value_to_json(&buf, body, false);
 	return buf.data;
 }
+
+/*
+ * The analysis settings the mapping of schema needs (its normalizers and
+ * char filters come with the fields that use them), as JSON: an OpenSearch
+ * index cannot take other ones while it is open, so a definition whose
+ * analysis differs cannot be served by the same index.
+ */
+char *
+schema_analysis_json(const IndexSchema *schema)
+{
+	MappingContext cx;
+	StringInfoData buf;
+
+	cx.char_filters = schema_value_mapping();
+	cx.normalizers = schema_value_mapping();
+	(void) properties_value(&cx, &schema->fields, NULL);
+	initStringInfo(&buf);
+	schema_value_to_json(&buf, analysis_value(&cx), false);
+	return buf.data;
+}

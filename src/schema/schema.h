@@ -208,6 +208,8 @@ extern IndexSchema *schema_parse(const char *input, int len, int encoding,
 extern IndexSchema *schema_from_value(const SchemaValue *root, SchemaError **error);
 extern char *schema_canonical_json(const IndexSchema *schema);
 extern char *schema_mapping_json(const IndexSchema *schema);
+extern char *schema_analysis_json(const IndexSchema *schema);
+extern bool schema_adds_fields_only(const IndexSchema *before, const IndexSchema *after);
 
 extern const char *schema_type_name(ScalarType type);
 extern bool schema_type_from_name(const char *name, ScalarType *type);

@@ -6,6 +6,10 @@
  *
  *	  - a generation being seeded is created, from the index's mapping,
  *		with refresh off and no replicas;
+ *	  - when the index's definition gained fields in place, each
+ *		generation created before is given their mapping ahead of any
+ *		document holding them; one that refuses it is left out of the
+ *		bulks and the index seeded again;
  *	  - after a truncate of the root table, a generation is emptied (each
  *		document deleted at the truncate's version) before anything queued
  *		since is shipped to it;
@@ -193,6 +197,87 @@ create(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 		xact_commit();
 	}
 	g->created = true;
+	return true;
+}
+
+/* Is a generation of x newer than g on its way (seeding or seeded)? */
+static bool
+newer_on_its_way(const ShipIndex *x, const ShipGeneration *g)
+{
+	ListCell   *lc;
+
+	foreach(lc, x->generations)
+	{
+		const ShipGeneration *other = lfirst(lc);
+
+		if (other->generation > g->generation && ship_generation_active(other))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The definition of x gained fields in place: put their mapping on g, which
+ * was created before, ahead of any document that holds them (OpenSearch
+ * would refuse one under the mapping's dynamic: strict).  Until it takes
+ * it, nothing of x is shipped, and flusso_status() says why.  An index that
+ * refuses it (it maps one of the fields otherwise, by hand) cannot hold the
+ * new documents: the index is seeded again into a new one, and g, which
+ * keeps remap set, is left out of the bulks meanwhile (ship.c): the
+ * generation served misses changes until it is replaced.  False when the
+ * turn of x ends here.
+ */
+static bool
+remap(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
+{
+	HttpRequest *req;
+	char	   *reason;
+	char	   *message;
+
+	/* refused already: asked once for the seed that replaces it */
+	if (rt->remap_refused == g->generation)
+		return true;
+	if (g->server == NULL)
+		return no_server(status, g);
+	req = os_put_mappings(g->server, g->concrete, x->mapping);
+	if (os_succeeded(req, 0))
+	{
+		if (xact_begin(true, NULL, 0))
+		{
+			generation_remapped(g->generation);
+			ship_catalog_forget();
+			xact_commit();
+		}
+		g->remap = false;
+		ereport(LOG,
+				(errmsg("flusso: OpenSearch index \"%s\" maps the fields added to index \"%s\"",
+						g->concrete, x->name)));
+		return true;
+	}
+	reason = os_json_error_reason(req->response);
+	message = psprintf("OpenSearch index \"%s\" refused the mapping of the fields added to index \"%s\": %s%s%s",
+					   g->concrete, x->name, http_failure(req),
+					   reason ? ": " : "", reason ? reason : "");
+	if (req->status != 400)
+	{
+		ship_status_failed(status, message, req->retry_after);
+		return false;
+	}
+	/* a seed begun already replaces it (asked for before a restart) */
+	if (!newer_on_its_way(x, g))
+	{
+		if (!xact_begin(true, NULL, 0))
+			return false;
+		signal_request_reseed(x->name);
+		ship_catalog_forget();
+		xact_commit();
+	}
+	rt->remap_refused = g->generation;
+	message = psprintf("%s; the index is seeded again into a new OpenSearch index, and the one served misses changes until it is replaced",
+					   message);
+	ereport(WARNING, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					  errmsg("flusso index \"%s\": %s", x->name, message)));
+	ship_record_error(x->name, message);
 	return true;
 }
 
@@ -565,6 +650,8 @@ ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 			return false;
 		/* nothing is written into an index that is not this database's */
 		if (!ship_generation_owned(x, g, true, status, &foreign))
+			return false;
+		if (g->remap && !remap(x, rt, g, status))
 			return false;
 		/* emptied over several turns, and nothing else of x until it is */
 		if (g->truncate_version >= 0 && (!empty(rt, g, status) || g->truncate_version >= 0))

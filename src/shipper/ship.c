@@ -252,7 +252,9 @@ judge(BulkBatch *b, BulkItemResult *results, Outcome *out)
  * snapshot sees the generation of every row read, and no row goes
  * unshipped (or is forgotten) for want of a generation this pass did not
  * know yet.  False (the bulk waits for the next pass) when one is not in
- * the pass's list or not created in OpenSearch yet.
+ * the pass's list or not created in OpenSearch yet, or when none takes
+ * documents: the one generation refused the fields its index gained
+ * (generations.c: remap), and the rows wait for the one replacing it.
  */
 static bool
 read_targets(BulkBatch *b)
@@ -282,6 +284,9 @@ read_targets(BulkBatch *b)
 			MemoryContextSwitchTo(old);
 			return false;
 		}
+		/* it refused the fields its index gained: it is being replaced */
+		if (found->remap)
+			continue;
 		b->targets = lappend(b->targets, found);
 	}
 	MemoryContextSwitchTo(old);

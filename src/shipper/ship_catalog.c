@@ -163,6 +163,7 @@ load_generations(List *indexes, MemoryContext context)
 		g->rejected = row->rejected;
 		g->ranges_version = row->ranges_version;
 		g->ranges_done = row->ranges_done;
+		g->remap = row->remap;
 
 		x = find_index(indexes, g->index_name);
 		if (x == NULL)
@@ -233,10 +234,15 @@ load(MemoryContext context, List **indexes, SourceIdentity *identity, char **own
 			ShipGeneration *g = lfirst(gc);
 			char	   *body;
 
-			if (g->created || !ship_generation_active(g) || !x->live)
+			if ((g->created && !g->remap) || !ship_generation_active(g) || !x->live)
 				continue;
 			if (mapping == NULL)
+			{
 				mapping = schema_mapping_json(catalog_load_index(x->name)->schema);
+				x->mapping = MemoryContextStrdup(context, mapping);
+			}
+			if (g->created)
+				continue;
 			/* a seed writes with refresh off and no replicas, restored when served */
 			body = os_index_body(mapping, atoi(g->create_body), 0, "-1", *owner_record);
 			g->create_body = MemoryContextStrdup(context, body);

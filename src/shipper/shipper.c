@@ -150,6 +150,7 @@ runtime_of(const char *index)
 		rt->settled = -1;
 		rt->settled_settings = NULL;
 		rt->settle_failed_at = 0;
+		rt->remap_refused = 0;
 		rt->emptying = -1;
 		rt->emptying_scroll = NULL;
 		memset(&rt->pace, 0, sizeof(BuildPace));

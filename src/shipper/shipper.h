@@ -38,6 +38,7 @@ typedef struct ShipGeneration
 	int64		rejected;		/* documents rejected since it was created */
 	int64		ranges_version; /* seeded by ranges, at it; -1: by the queue */
 	bool		ranges_done;	/* every range shipped */
+	bool		remap;			/* to map the fields its index gained */
 	char	   *create_body;	/* settings and mappings, to create it */
 	char	   *live_settings;	/* replicas and refresh, once seeded */
 	OpenSearchServer *server;	/* NULL: the server is gone */
@@ -58,6 +59,8 @@ typedef struct ShipIndex
 	char	   *server_name;
 	bool		usable;			/* the owner has USAGE on the server */
 	List	   *generations;	/* ShipGeneration, oldest first */
+	char	   *mapping;		/* its flusso_mapping(), when one is to be
+								 * created or remapped */
 	struct DocumentQuery *query;	/* its build statement, once compiled */
 	MemoryContext query_context;	/* where it is */
 } ShipIndex;
@@ -73,6 +76,8 @@ typedef struct ShipRuntime
 	int64		settled;		/* the generation live_settings were put on */
 	char	   *settled_settings;	/* which (TopMemoryContext), or NULL */
 	TimestampTz settle_failed_at;	/* when putting them last failed, or 0 */
+	int64		remap_refused;	/* the generation that refused the fields
+								 * its index gained, or 0 */
 	int64		emptying;		/* generation being emptied after a truncate */
 	char	   *emptying_scroll;	/* the scroll it goes on with (TopMemoryContext) */
 	BuildPace	pace;			/* what building its documents costs lately */

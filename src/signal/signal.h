@@ -62,6 +62,7 @@ extern const char *const *signal_request_kinds(void);
 
 /* requests (signal_request.c) */
 extern void signal_request_reseed(const char *name);
+extern void signal_request_rebuild_all(const char *name);
 extern void signal_request_seeds(const char *kind, List *index_names);
 
 #endif							/* FLUSSO_SIGNAL_SIGNAL_H */

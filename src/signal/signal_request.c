@@ -33,26 +33,26 @@
 
 #include "document/build.h"
 #include "document/matching.h"
-#include "util/access.h"
 #include "ipc/requests.h"
 #include "signal/signal.h"
 #include "store/catalog_index.h"
 #include "store/catalog_rejected.h"
 #include "store/catalog_signal.h"
+#include "util/access.h"
 #include "util/text_array.h"
 
 PG_FUNCTION_INFO_V1(flusso_resnapshot);
 PG_FUNCTION_INFO_V1(flusso_retry_rejected);
 
-/* Insert a request of kind for index name; its id. */
+/* Insert a request of kind for index name, about detail (or NULL); its id. */
 static Datum
-insert_signal(const char *kind, const char *name)
+insert_signal(const char *kind, const char *name, const char *detail)
 {
 	CatalogUser saved;
 	Datum		id;
 
 	catalog_become_owner(&saved);
-	id = catalog_insert_request(kind, name, NULL);
+	id = catalog_insert_request(kind, name, detail);
 	catalog_restore_user(&saved);
 	request_worker_at_commit(true);
 	return id;
@@ -67,7 +67,7 @@ insert_request(const char *kind, const char *name)
 	flusso_require_admin();
 	index = catalog_load_index(name);
 	flusso_require_owner(index->owner, name);
-	return insert_signal(kind, name);
+	return insert_signal(kind, name, NULL);
 }
 
 /*
@@ -78,7 +78,18 @@ insert_request(const char *kind, const char *name)
 void
 signal_request_reseed(const char *name)
 {
-	(void) insert_signal(SIGNAL_RESNAPSHOT, name);
+	(void) insert_signal(SIGNAL_RESNAPSHOT, name, NULL);
+}
+
+/*
+ * Ask for every document of index name to be rebuilt in place, in the
+ * caller's transaction, on flusso's own behalf: its definition gained
+ * fields (index/index.c checked that flusso.signal can hold the request).
+ */
+void
+signal_request_rebuild_all(const char *name)
+{
+	(void) insert_signal(SIGNAL_REBUILD, name, "true");
 }
 
 /*
@@ -160,8 +171,6 @@ flusso_resnapshot(PG_FUNCTION_ARGS)
 	DocumentQuery *query;
 	const char *kind;
 	char	   *detail;
-	CatalogUser saved;
-	Datum		id;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
@@ -197,11 +206,7 @@ flusso_resnapshot(PG_FUNCTION_ARGS)
 					 errmsg("a re-snapshot of index \"%s\" by ids names no id", name)));
 		detail = OidOutputFunctionCall(F_ARRAY_OUT, ids);
 	}
-	catalog_become_owner(&saved);
-	id = catalog_insert_request(kind, name, detail);
-	catalog_restore_user(&saved);
-	request_worker_at_commit(true);
-	PG_RETURN_DATUM(id);
+	PG_RETURN_DATUM(insert_signal(kind, name, detail));
 }
 
 /*

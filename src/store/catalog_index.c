@@ -165,13 +165,16 @@ catalog_insert_index(const char *name, const ParsedDefinition *parsed,
 	return inserted;
 }
 
-/* Replace the definition of an index; a new meaning is seeded again. */
+/*
+ * Replace the definition of an index; a new meaning is seeded again, unless
+ * it is taken in place (fields added: index/index.c).
+ */
 void
 catalog_replace_index(const char *name, const ParsedDefinition *parsed,
-					  const text *source)
+					  const text *source, bool in_place)
 {
-	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID};
-	Datum		values[6];
+	Oid			argtypes[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, BOOLOID};
+	Datum		values[7];
 
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(parsed->version);
@@ -179,13 +182,14 @@ catalog_replace_index(const char *name, const ParsedDefinition *parsed,
 	values[3] = CStringGetTextDatum(parsed->schema->table);
 	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(parsed->canonical));
 	values[5] = PointerGetDatum(source);
+	values[6] = BoolGetDatum(in_place);
 	SPI_connect();
-	/* a new meaning is seeded again; the same meaning is not */
+	/* a new meaning is seeded again, unless it changes in place; the same is not */
 	if (SPI_execute_with_args("UPDATE flusso.index SET version = $2, schema_name = $3, "
 							  "table_name = $4, definition = $5, source = $6, "
-							  "needs_seed = needs_seed OR version IS DISTINCT FROM $2, "
+							  "needs_seed = needs_seed OR (version IS DISTINCT FROM $2 AND NOT $7), "
 							  "updated_at = pg_catalog.now() WHERE name OPERATOR(pg_catalog.=) $1",
-							  6, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+							  7, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update index \"%s\" in flusso.index", name);
 	SPI_finish();
 }

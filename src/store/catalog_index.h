@@ -22,7 +22,7 @@ extern List *catalog_index_names(void);
 extern bool catalog_insert_index(const char *name, const ParsedDefinition *parsed,
 								 const text *source, Oid owner);
 extern void catalog_replace_index(const char *name, const ParsedDefinition *parsed,
-								  const text *source);
+								  const text *source, bool in_place);
 extern Oid	catalog_lock_index(const char *name);
 extern void catalog_lock_index_row(const char *name);
 extern bool catalog_delete_index(const char *name);

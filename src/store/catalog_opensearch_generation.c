@@ -73,6 +73,34 @@ generation_ranges_in_catalog(void)
 	return OidIsValid(table) && get_attnum(table, "ranges_version") != InvalidAttrNumber;
 }
 
+/* Does the catalog have the remap column (0.11.0 on)? */
+bool
+generation_remap_in_catalog(void)
+{
+	Oid			schema = get_namespace_oid("flusso", true);
+	Oid			table;
+
+	if (!OidIsValid(schema))
+		return false;
+	table = get_relname_relid("opensearch_generation", schema);
+	return OidIsValid(table) && get_attnum(table, "remap") != InvalidAttrNumber;
+}
+
+/*
+ * The definition of index gained fields in place: every generation of it
+ * not retired is to have the mapping of its fields put on it, before a
+ * document that holds them is shipped to it (the shipper's remap step).
+ */
+void
+generation_mark_remap(const char *index)
+{
+	(void) run_for_index(index,
+						 "UPDATE flusso.opensearch_generation SET remap = true, updated_at = pg_catalog.now() "
+						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						 "AND state OPERATOR(pg_catalog.<>) 'retired'",
+						 SPI_OK_UPDATE);
+}
+
 /* Is a generation of index not retired (serving or on its way)? */
 bool
 generation_any_active(const char *index)
@@ -255,6 +283,9 @@ generation_load_all(void)
 		? "COALESCE(g.ranges_version, -1), g.ranges_done"
 		: "-1::pg_catalog.int8, false";
 
+	/* before 0.11.0, no definition gains fields in place */
+	const char *remap = generation_remap_in_catalog() ? "g.remap" : "false";
+
 	SPI_connect();
 	if (SPI_execute(psprintf("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
 							 "g.alias, g.concrete, g.state, g.created, g.keep, "
@@ -268,8 +299,8 @@ generation_load_all(void)
 							 "AND o.version OPERATOR(pg_catalog.<=) g.seeded_version), "
 							 "(SELECT pg_catalog.count(*) FROM flusso.rejected r "
 							 "WHERE r.index_name OPERATOR(pg_catalog.=) g.index_name "
-							 "AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at), %s "
-							 "FROM flusso.opensearch_generation g ORDER BY g.generation", ranges),
+							 "AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at), %s, %s "
+							 "FROM flusso.opensearch_generation g ORDER BY g.generation", ranges, remap),
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read flusso.opensearch_generation");
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -297,6 +328,7 @@ generation_load_all(void)
 		g->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 15, &isnull));
 		g->ranges_version = DatumGetInt64(SPI_getbinval(tuple, desc, 16, &isnull));
 		g->ranges_done = DatumGetBool(SPI_getbinval(tuple, desc, 17, &isnull));
+		g->remap = DatumGetBool(SPI_getbinval(tuple, desc, 18, &isnull));
 		/* seeded by ranges, it is drained once every range is shipped too */
 		g->drained = g->drained && (g->ranges_version < 0 || g->ranges_done);
 		rows = lappend(rows, g);
@@ -373,6 +405,14 @@ generation_mirroring_table(const char *index)
 	}
 	SPI_finish();
 	return served;
+}
+
+/* The OpenSearch index of generation maps the fields its index has now. */
+void
+generation_remapped(int64 generation)
+{
+	record("UPDATE flusso.opensearch_generation SET remap = false, updated_at = pg_catalog.now() "
+		   "WHERE generation OPERATOR(pg_catalog.=) $1", generation, 0, SPI_OK_UPDATE);
 }
 
 /* The OpenSearch index of generation exists. */

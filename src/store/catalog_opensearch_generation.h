@@ -34,9 +34,14 @@ typedef struct GenerationRow
 	int64		rejected;
 	int64		ranges_version; /* -1: seeded by the queue */
 	bool		ranges_done;
+	bool		remap;			/* to map the fields its index gained */
 } GenerationRow;
 
 extern bool generation_ranges_in_catalog(void);
+extern bool generation_remap_in_catalog(void);
+
+/* flusso_create_index's, for fields added in place */
+extern void generation_mark_remap(const char *index);
 
 /* the worker's, through the OpenSearch sink */
 extern bool generation_any_active(const char *index);
@@ -55,6 +60,7 @@ extern void generation_forget_active(const char *index);
 extern List *generation_load_all(void);
 extern int64 *generation_targets(const char *index, int *n);
 extern void generation_created(int64 generation);
+extern void generation_remapped(int64 generation);
 extern void generation_emptied(int64 generation, int64 truncate_version);
 extern char **generation_ranges_after(int64 generation, int nkeys);
 extern void generation_ranges_advance(int64 generation, char **key, int nkeys, int64 read);
