@@ -31,6 +31,7 @@ int			flusso_batch_timeout = 1000;
 int			flusso_naptime = 100;
 int			flusso_slot_save_interval = 1000;
 int			flusso_snapshot_chunk_size = 10000;
+int			flusso_max_seeds = 2;
 int			flusso_work_mem = 65536;
 int			flusso_max_build_delay = 10000;
 int			flusso_max_transaction_duration = 2000;
@@ -71,6 +72,11 @@ define_settings(void)
 							"Root keys a seed reads, builds and writes at a time.",
 							"Each chunk is read in a transaction of its own and written with the seed's cursor.",
 							&flusso_snapshot_chunk_size, 10000, 1, 1000000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flusso.max_seeds",
+							"How many indexes of one database the worker seeds side by side.",
+							"Others that need a seed wait, in phase snapshot, for one of them to end.",
+							&flusso_max_seeds, 2, 1, 64,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("flusso.slot_save_interval",
 							"Shortest time between two writes of the slot to disk.",

@@ -16,6 +16,7 @@ extern int	flusso_batch_timeout;
 extern int	flusso_naptime;
 extern int	flusso_slot_save_interval;
 extern int	flusso_snapshot_chunk_size;
+extern int	flusso_max_seeds;
 extern int	flusso_work_mem;
 extern int	flusso_max_build_delay;
 extern int	flusso_max_transaction_duration;

@@ -475,14 +475,15 @@ engine_turn_ms(void)
 
 /*
  * How many root keys a seed's next chunk of ei reads, at most limit: as
- * many as build in about one turn (owed.c), so that a seed of an index
- * whose documents are dear keeps the others waiting no longer than a
- * turn of building what it owes would.
+ * many as build in about a share of one turn (owed.c), shares being the
+ * seeds that run side by side, so that seeds, even of indexes whose
+ * documents are dear, keep the others waiting no longer than a turn of
+ * building what they owe would.
  */
 int
-engine_chunk_keys(const EngineIndex *ei, int limit)
+engine_chunk_keys(const EngineIndex *ei, int limit, int shares)
 {
-	return pace_keys(&ei->pace, engine_turn_ms(), limit);
+	return pace_keys(&ei->pace, Max(engine_turn_ms() / Max(shares, 1), 1), limit);
 }
 
 /* The index that needs seeding and can be built, after after (or first). */

@@ -36,6 +36,6 @@ extern void engine_next_swap(EngineIndex *ei);
 
 /* a chunk's documents, built (apply.c) */
 extern bool engine_build(EngineIndex *ei, List *keys, XLogRecPtr version, int64 *written);
-extern int	engine_chunk_keys(const EngineIndex *ei, int limit);
+extern int	engine_chunk_keys(const EngineIndex *ei, int limit, int shares);
 
 #endif							/* FLUSSO_ENGINE_ENGINE_SEED_H */

@@ -28,8 +28,10 @@
  * deleted.  The slot is confirmed only past batches whose transaction
  * committed, so never past the saved cursor's chunk.
  *
- * The seed owns its cursor (a row of flusso.seed) and its watermark rows,
- * which it writes through the verbs of store/catalog_seed.c and
+ * Several seeds run side by side, up to flusso.max_seeds, each with its
+ * own cursor, watermarks and next generation; each chunk is sized to a
+ * share of the worker's turn.  A seed owns its cursor (a row of
+ * flusso.seed) and its watermark rows, which it writes through the verbs of store/catalog_seed.c and
  * store/catalog_signal.c; it reads and writes an index's documents only
  * through the engine's seed verbs (engine/engine_seed.h), which show keys,
  * never change records.  The worker's loop calls seed_step() each turn
@@ -89,15 +91,17 @@ typedef struct Seed
 	XLogRecPtr	low_lsn;		/* the low watermark's commit: the version */
 	int64		done;			/* root keys read so far */
 	int64		total;			/* estimated root rows */
+	int			shares;			/* seeds side by side when its chunk was read */
 } Seed;
 
-/* The worker's seeding: at most one seed in progress. */
+/* The worker's seeding: up to flusso.max_seeds seeds side by side. */
 struct Seeder
 {
 	Engine	   *engine;
 	char	   *publication;	/* flusso.publication when the worker started */
 	MemoryContext context;		/* the worker's: outlives every seed */
-	Seed	   *seed;			/* the seed in progress, if any */
+	List	   *seeds;			/* Seed: those in progress, in the worker's
+								 * context */
 	bool		waits;			/* no seed could begin since the last look */
 };
 
@@ -279,24 +283,66 @@ begin_one(EngineIndex *ei, const char *publication, MemoryContext parent)
 	return seed;
 }
 
+/* Is ei being seeded? */
+static bool
+seeding(const Seeder *seeder, const EngineIndex *ei)
+{
+	ListCell   *lc;
+
+	foreach(lc, seeder->seeds)
+	{
+		if (((Seed *) lfirst(lc))->ei == ei)
+			return true;
+	}
+	return false;
+}
+
 /*
- * Begin (or resume) seeding the first index that needs it and can start:
- * one that waits for the publication does not hold up the others.  NULL
- * when none can.  The seed lives in a child of the seeder's context until
- * it finishes or is abandoned.
+ * Begin (or resume) seeding the indexes that need it and can start, until
+ * flusso.max_seeds are in progress: one that waits for the publication
+ * does not hold up the others.  False when one needed to begin and none
+ * could.  Each seed lives in a child of the seeder's context until it
+ * finishes or is abandoned.
  */
-static Seed *
+static bool
 begin(Seeder *seeder)
 {
-	for (EngineIndex *ei = engine_next_to_seed(seeder->engine, NULL); ei;
+	bool		wanted = false;
+	bool		begun = false;
+
+	for (EngineIndex *ei = engine_next_to_seed(seeder->engine, NULL);
+		 ei && list_length(seeder->seeds) < flusso_max_seeds;
 		 ei = engine_next_to_seed(seeder->engine, ei))
 	{
-		Seed	   *seed = begin_one(ei, seeder->publication, seeder->context);
+		Seed	   *seed;
 
+		if (seeding(seeder, ei))
+			continue;
+		wanted = true;
+		seed = begin_one(ei, seeder->publication, seeder->context);
 		if (seed)
-			return seed;
+		{
+			MemoryContext old = MemoryContextSwitchTo(seeder->context);
+
+			seeder->seeds = lappend(seeder->seeds, seed);
+			MemoryContextSwitchTo(old);
+			begun = true;
+		}
 	}
-	return NULL;
+	return begun || !wanted;
+}
+
+/* Drop the seeds forgotten (NULL) from the list. */
+static void
+prune(Seeder *seeder)
+{
+	ListCell   *lc;
+
+	foreach(lc, seeder->seeds)
+	{
+		if (lfirst(lc) == NULL)
+			seeder->seeds = foreach_delete_current(seeder->seeds, lc);
+	}
 }
 
 /*
@@ -327,15 +373,15 @@ forget(Seed **seed)
 /*
  * Read the chunk's keys as the index's owner: flusso.snapshot_chunk_size
  * of them, or fewer when the index's documents are dear, so that building
- * a chunk keeps the other indexes waiting no longer than a turn
- * (engine_chunk_keys).
+ * a chunk of each seed in progress keeps the other indexes waiting no
+ * longer than a turn (engine_chunk_keys).
  */
 static void
 read_chunk(void *arg)
 {
 	Seed	   *seed = arg;
 	MemoryContext old = MemoryContextSwitchTo(seed->chunk_context);
-	int			limit = engine_chunk_keys(seed->ei, flusso_snapshot_chunk_size);
+	int			limit = engine_chunk_keys(seed->ei, flusso_snapshot_chunk_size, seed->shares);
 
 	seed->chunk = engine_read_keys(seed->ei, seed->last_key, seed->max_key, limit);
 	seed->final_chunk = list_length(seed->chunk) < limit;
@@ -505,8 +551,9 @@ take_watermark(Seed **seed, const char *id, XLogRecPtr lsn)
 }
 
 /*
- * Move the seeding on, one step: begin a seed for an index that needs it,
- * read its next chunk, or swap it in.  When none could begin (the
+ * Move the seeding on, one step: begin seeds for indexes that need one,
+ * up to flusso.max_seeds side by side, then, for each seed in progress,
+ * read its next chunk or swap it in.  When none could begin (the
  * publication does not cover an index's tables, its sinks or definition
  * changed), trying again waits until the catalog may have changed (look),
  * or a signal asked for another seed (seed_wake).
@@ -514,24 +561,47 @@ take_watermark(Seed **seed, const char *id, XLogRecPtr lsn)
 void
 seed_step(Seeder *seeder, bool look)
 {
-	if (seeder->seed == NULL && engine_next_to_seed(seeder->engine, NULL) != NULL &&
-		(look || !seeder->waits))
+	ListCell   *lc;
+
+	if (list_length(seeder->seeds) < flusso_max_seeds &&
+		engine_next_to_seed(seeder->engine, NULL) != NULL && (look || !seeder->waits))
+		seeder->waits = !begin(seeder);
+	foreach(lc, seeder->seeds)
 	{
-		seeder->seed = begin(seeder);
-		seeder->waits = seeder->seed == NULL;
+		Seed	  **seed = (Seed **) &lfirst(lc);
+
+		if (*seed && (*seed)->state == SEED_FINISH_DUE)
+			finish(seed);
+		if (*seed && (*seed)->state == SEED_CHUNK_DUE)
+		{
+			(*seed)->shares = list_length(seeder->seeds);
+			read_next_chunk(seed);
+		}
 	}
-	if (seeder->seed && seeder->seed->state == SEED_FINISH_DUE)
-		finish(&seeder->seed);
-	if (seeder->seed && seeder->seed->state == SEED_CHUNK_DUE)
-		read_next_chunk(&seeder->seed);
+	prune(seeder);
 }
 
-/* Is the seed ready for its next step, so that the loop must not sleep? */
+/* Is a seed ready for its next step, so that the loop must not sleep? */
 bool
 seed_due(const Seeder *seeder)
 {
-	return seeder->seed && (seeder->seed->state == SEED_CHUNK_DUE ||
-							seeder->seed->state == SEED_FINISH_DUE);
+	ListCell   *lc;
+
+	foreach(lc, seeder->seeds)
+	{
+		Seed	   *seed = lfirst(lc);
+
+		if (seed->state == SEED_CHUNK_DUE || seed->state == SEED_FINISH_DUE)
+			return true;
+	}
+	return false;
+}
+
+/* Is a seed in progress? */
+bool
+seed_running(const Seeder *seeder)
+{
+	return seeder->seeds != NIL;
 }
 
 /* A signal asked for a seed: the next step may begin one without a look. */
@@ -557,10 +627,18 @@ seed_take_watermarks(Seeder *seeder, List *watermarks)
 	foreach(lc, watermarks)
 	{
 		Signal	   *signal = lfirst(lc);
+		bool		taken = false;
+		ListCell   *sc;
 
-		if (!take_watermark(&seeder->seed, signal->id, signal->lsn))
+		foreach(sc, seeder->seeds)
+		{
+			if (!taken && lfirst(sc) != NULL)
+				taken = take_watermark((Seed **) &lfirst(sc), signal->id, signal->lsn);
+		}
+		if (!taken)
 			catalog_forget_signal_of_kinds(signal->id, signal_watermark_kinds());
 	}
+	prune(seeder);
 	SPI_finish();
 }
 
@@ -578,10 +656,16 @@ seed_restart(Seeder *seeder, List *indexes)
 	{
 		EngineIndex *ei = lfirst(lc);
 
+		ListCell   *sc;
+
 		catalog_forget_seed(engine_index_name(ei));
-		if (seeder->seed && seeder->seed->ei == ei)
-			forget(&seeder->seed);
+		foreach(sc, seeder->seeds)
+		{
+			if (lfirst(sc) != NULL && ((Seed *) lfirst(sc))->ei == ei)
+				forget((Seed **) &lfirst(sc));
+		}
 	}
+	prune(seeder);
 }
 
 /* Watermarks of an earlier run count for nothing: delete them. */

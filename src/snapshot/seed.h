@@ -24,6 +24,7 @@ extern void seed_mark_resumable(Seeder *seeder);
 extern void seed_forget_watermarks(void);
 extern void seed_step(Seeder *seeder, bool look);
 extern bool seed_due(const Seeder *seeder);
+extern bool seed_running(const Seeder *seeder);
 extern void seed_take_watermarks(Seeder *seeder, List *watermarks);
 extern void seed_restart(Seeder *seeder, List *indexes);
 extern void seed_wake(Seeder *seeder);

@@ -306,17 +306,25 @@ catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine)
  * to them in the next ones), and building them now would build them
  * twice.  A few owed documents, and the small writes of a light load, do
  * not wait: the commit -> visible latency of light loads is what it was.
+ *
+ * While a seed runs (seeding), the worker is never quite caught up: each
+ * chunk's watermarks end a batch with more WAL behind them, its own
+ * writes.  Then what is owed waits one turn at most, not
+ * flusso.max_build_delay, so that a seed delays no other index's live
+ * changes by much more than a turn.
  */
 bool
 catchup_build_due(Catchup *catchup, Engine *engine, bool behind,
-				  CaptureStream *stream)
+				  CaptureStream *stream, bool seeding)
 {
+	long		delay = seeding ? Min(flusso_max_build_delay, engine_turn_ms())
+		: flusso_max_build_delay;
+
 	if (!engine_has_owed(engine))
 		return false;
 	if (!behind && engine_owed_count(engine) > ENGINE_BUILD_SLICE &&
 		cdc_write_under_way(stream, WAIT_UNREAD_BYTES, WAIT_QUEUED_CHANGES))
 		behind = true;
 	return !behind || catchup->owed_since == 0 ||
-		TimestampDifferenceExceeds(catchup->owed_since, GetCurrentTimestamp(),
-								   flusso_max_build_delay);
+		TimestampDifferenceExceeds(catchup->owed_since, GetCurrentTimestamp(), delay);
 }

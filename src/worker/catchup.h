@@ -36,7 +36,7 @@ extern CatchupResult catchup_resolve(Catchup *catchup, DatabaseEntry *entry, Eng
 							ChangeBatch *batch, Seeder *seeder, MemoryContext context,
 							bool *rewritten);
 extern bool catchup_build_due(Catchup *catchup, Engine *engine, bool behind,
-							  CaptureStream *stream);
+							  CaptureStream *stream, bool seeding);
 extern bool catchup_build(Catchup *catchup, DatabaseEntry *entry, Engine *engine);
 
 #endif							/* FLUSSO_WORKER_CATCHUP_H */

@@ -581,7 +581,8 @@ run(WorkerState *ws)
 				ws->restart_reason = "a table an index reads was rewritten or altered";
 			batch_reset(ws->batch);
 		}
-		if (catchup_build_due(&ws->catchup, ws->engine, more, ws->stream) &&
+		if (catchup_build_due(&ws->catchup, ws->engine, more, ws->stream,
+							  seed_running(ws->seeder)) &&
 			!catchup_build(&ws->catchup, ws->entry, ws->engine))
 		{
 			exit = WORKER_EXTENSION_GONE;
@@ -607,7 +608,8 @@ run(WorkerState *ws)
 		 * may have changed.
 		 */
 		if (!more && !seed_due(ws->seeder) &&
-			!catchup_build_due(&ws->catchup, ws->engine, false, ws->stream))
+			!catchup_build_due(&ws->catchup, ws->engine, false, ws->stream,
+							   seed_running(ws->seeder)))
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 nap_length(&ws->nap, cdc_position(ws->stream)),

@@ -26,6 +26,8 @@
 #     until flusso_wait(), in the same session, returns, the documents of
 #     the alias that hold the new field then, while a client counts the
 #     alias every 10 ms, and the generations and seeds since.
+#  5. Two more indexes of the users (table sink alone) seeded again with
+#     flusso.max_seeds = 1, then 2: the time until both are seeded.
 # The ratio printed is each change's time over the reference's.  Not part
 # of make test.
 #
@@ -150,8 +152,12 @@ counter=$!
 sleep 1
 added=$(users_definition | sed 's/^fields:$/fields:\n  - keyword: displayName\n    column: name\n    required: true/; s/^      - keyword: status$/      - timestamp: createdAt\n        column: created_at\n        required: true\n      - keyword: status/')
 start=$(now)
-[ "$(bench_psql -At -v definition="$added" -c "SELECT flusso_create_index('users', :'definition', replace => true)" \
-	-c "SELECT flusso_wait('users', '10min')" 2>/dev/null | tail -1)" = t ] || { echo "flusso_wait() timed out"; exit 1; }
+waited=$(bench_psql -At -v definition="$added" <<'SQL' | tail -1
+SELECT flusso_create_index('users', :'definition', replace => true);
+SELECT flusso_wait('users', '10min');
+SQL
+)
+[ "$waited" = t ] || { echo "flusso_wait() did not return true: $waited"; exit 1; }
 took=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.2f", e - s }')
 curl -sf -XPOST "$os/bench-users/_refresh" >/dev/null
 holding=$(curl -sf -XPOST -H 'Content-Type: application/json' "$os/bench-users/_count" \
@@ -162,3 +168,21 @@ echo "fields added in place: $took s until flusso_wait() returned, $holding of $
 	"generations now: $(concrete) (before: $generation); seeds logged since: $(($(seeds) - seeds_before));" \
 	"alias counted $polls times over 20 s, $bad failed or differed"
 awk -v l="$took" -v r="$reseed" 'BEGIN { printf "ratio (fields added in place / full re-seed): %.3f\n", l / r }'
+
+# 5. two indexes seeded one after the other, then side by side
+bench_psql -o /dev/null -v definition="$(users_definition)" <<'SQL'
+SELECT flusso_create_index('seed_a', :'definition');
+SELECT flusso_create_index('seed_b', :'definition');
+SQL
+both_seeded="SELECT count(*) = 2 FROM flusso.index WHERE name IN ('seed_a', 'seed_b') AND NOT needs_seed"
+wait_until "$both_seeded"
+for max in 1 2; do
+	bench_psql -o /dev/null -c "ALTER SYSTEM SET flusso.max_seeds = $max" -c "SELECT pg_reload_conf()"
+	sleep 1
+	start=$(now)
+	bench_psql -o /dev/null -c "SELECT flusso_resnapshot('seed_a'), flusso_resnapshot('seed_b')"
+	sleep 0.5
+	wait_until "$both_seeded"
+	took=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.2f", e - s }')
+	echo "two indexes of $users users seeded again with flusso.max_seeds = $max: $took s"
+done
