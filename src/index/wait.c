@@ -71,6 +71,9 @@ PG_FUNCTION_INFO_V1(flusso_wait);
 /* the longest wait one call takes, whatever timeout asks: a day */
 #define WAIT_MAX_MS (24L * 60 * 60 * 1000)
 
+/* how often a wait looks for the worker that restarts to compile anew */
+#define RESTART_POLL_MS 20
+
 /* how often a wait for a publisher position looks at the subscription */
 #define UPSTREAM_POLL_MS 5
 
@@ -297,6 +300,9 @@ look(DatabaseEntry *entry, Waiter *w)
 	IndexStatus *status;
 
 	w->stage = STAGE_NONE;
+	/* a worker that ended to compile a changed catalog is started again at once */
+	if ((entry->worker_pid == 0 || !entry->streaming) && entry->restarting)
+		return WAIT_PENDING;
 	if (entry->worker_pid == 0 || !entry->streaming)
 		return cannot(w, "No flusso worker is following this database's changes now (see flusso_status()).");
 	status = shared_index_status(entry, w->index);
@@ -379,6 +385,9 @@ wait_for(DatabaseEntry *entry, Waiter *w, TimestampTz deadline)
 		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
 		if (left <= 0)
 			break;
+		/* no one to wake (a worker restarting): look again soon */
+		if (w->stage == STAGE_NONE)
+			left = Min(left, RESTART_POLL_MS);
 		(void) ConditionVariableTimedSleep(cv, left, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();

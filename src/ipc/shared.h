@@ -85,6 +85,8 @@ typedef struct DatabaseEntry
 	TimestampTz hold_until;		/* launcher starts no worker before */
 	int			failures;		/* exits since the worker last streamed */
 	bool		restart_now;	/* it ended on purpose, to compile anew */
+	bool		restarting;		/* and the next is to stream soon: what a
+								 * session waits for stays reachable */
 	TimestampTz restarted_at;	/* when the launcher last did so at once */
 	bool		no_worker_slot; /* the worker could not be started */
 

@@ -58,11 +58,12 @@ record(const char *sql, int64 generation, int64 arg2, int expected)
 }
 
 /*
- * Does the catalog have the ranges columns (0.6.0 on)?  Looked up in the
- * system caches, as every verb runs in a transaction.
+ * Has flusso.opensearch_generation the column, as the database's flusso
+ * objects may be older than the library?  Looked up in the system caches,
+ * as every verb runs in a transaction.
  */
-bool
-generation_ranges_in_catalog(void)
+static bool
+has_column(const char *column)
 {
 	Oid			schema = get_namespace_oid("flusso", true);
 	Oid			table;
@@ -70,20 +71,21 @@ generation_ranges_in_catalog(void)
 	if (!OidIsValid(schema))
 		return false;
 	table = get_relname_relid("opensearch_generation", schema);
-	return OidIsValid(table) && get_attnum(table, "ranges_version") != InvalidAttrNumber;
+	return OidIsValid(table) && get_attnum(table, column) != InvalidAttrNumber;
+}
+
+/* Does the catalog have the ranges columns (0.6.0 on)? */
+bool
+generation_ranges_in_catalog(void)
+{
+	return has_column("ranges_version");
 }
 
 /* Does the catalog have the remap column (0.11.0 on)? */
 bool
 generation_remap_in_catalog(void)
 {
-	Oid			schema = get_namespace_oid("flusso", true);
-	Oid			table;
-
-	if (!OidIsValid(schema))
-		return false;
-	table = get_relname_relid("opensearch_generation", schema);
-	return OidIsValid(table) && get_attnum(table, "remap") != InvalidAttrNumber;
+	return has_column("remap");
 }
 
 /*

@@ -285,6 +285,7 @@ launch(LauncherState *ls)
 			{
 				int			delay = RESTART_DELAY_MS << Min(entry->failures, 6);
 
+				entry->restarting = false;
 				entry->failures++;
 				entry->hold_until = Max(entry->hold_until,
 										TimestampTzPlusMilliseconds(now, Min(delay, RESTART_DELAY_MAX_MS)));

@@ -451,6 +451,7 @@ start_up(WorkerState *ws)
 	set_state(ws->entry, "streaming");
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	ws->entry->streaming = true;
+	ws->entry->restarting = false;
 	ws->entry->failures = 0;
 	ws->entry->exit_error[0] = '\0';
 	/* after a restart, the shipper has what was queued before it */
@@ -508,6 +509,7 @@ shut_down(WorkerState *ws, WorkerExit exit)
 							ws->database, ws->restart_reason)));
 			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 			ws->entry->restart_now = true;
+			ws->entry->restarting = true;
 			LWLockRelease(flusso_shared->lock);
 			break;
 		case WORKER_GOES_ON:

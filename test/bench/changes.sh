@@ -78,11 +78,15 @@ i = next(iter(s.values()))["settings"]["index"]
 print(i["number_of_replicas"], i.get("refresh_interval", "unset"))'
 }
 counts="$BENCH_DIR/counts"
-python3 - "$os/bench-users/_count" "$users" >"$counts" <<'PY' &
+# count_alias SECONDS: in the background, count the alias every 10 ms for
+# that long, then write "polls bad" (a count other than the users', or a
+# failure, is bad) into $counts; $counter is its pid
+count_alias() {
+	python3 - "$os/bench-users/_count" "$users" "$1" >"$counts" <<'PY' &
 import json, sys, time, urllib.request
-url, expected = sys.argv[1], int(sys.argv[2])
+url, expected, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 polls = bad = 0
-end = time.time() + 30
+end = time.time() + seconds
 while time.time() < end:
     polls += 1
     try:
@@ -94,7 +98,9 @@ while time.time() < end:
     time.sleep(0.01)
 print(polls, bad)
 PY
-counter=$!
+	counter=$!
+}
+count_alias 30
 sleep 1
 start=$(now)
 bench_psql -o /dev/null -c "SELECT flusso_set_sinks('users', ARRAY['search'], '{\"replicas\": 1, \"refresh_interval\": \"5s\"}')"
@@ -132,23 +138,7 @@ echo "partial re-snapshots: generations now: $(concrete) (before: $generation); 
 # 4. fields added in place, while a client counts the alias every 10 ms
 generation=$(concrete)
 seeds_before=$(seeds)
-python3 - "$os/bench-users/_count" "$users" >"$counts" <<'PY' &
-import json, sys, time, urllib.request
-url, expected = sys.argv[1], int(sys.argv[2])
-polls = bad = 0
-end = time.time() + 20
-while time.time() < end:
-    polls += 1
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            if json.load(r)["count"] != expected:
-                bad += 1
-    except Exception:
-        bad += 1
-    time.sleep(0.01)
-print(polls, bad)
-PY
-counter=$!
+count_alias 20
 sleep 1
 added=$(users_definition | sed 's/^fields:$/fields:\n  - keyword: displayName\n    column: name\n    required: true/; s/^      - keyword: status$/      - timestamp: createdAt\n        column: created_at\n        required: true\n      - keyword: status/')
 start=$(now)
