@@ -129,7 +129,10 @@ SKIP:
 	$node->safe_psql('app', 'ALTER SYSTEM RESET flusso.test_crash_file');
 	$node->reload;
 	ok(database_caught_up($node, 'app'), 'the worker catches up after the crash');
-	is(right_ids(), '46,47,48,49,50', 'the documents it names are rebuilt');
+	# (what the worker replays after a crash starts at the slot's last saved
+# position: requests read before it may be acted on again, which only
+# rebuilds their documents once more)
+like(right_ids(), qr/(^|,)46,47,48,49,50$/, 'the documents it names are rebuilt');
 }
 
 $node->stop;
