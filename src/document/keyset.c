@@ -47,8 +47,8 @@ key_list(const DocumentQuery *q, const char *suffix)
  * document (flusso_check() reports a key that can be null), and its null
  * would sort first in DESC order.
  */
-static char *
-keys_not_null(const DocumentQuery *q)
+char *
+doc_keys_not_null_sql(const DocumentQuery *q)
 {
 	StringInfoData buf;
 
@@ -123,7 +123,7 @@ doc_largest_key(const DocumentQuery *q, Oid owner)
 	List	   *keys = select_keys(q, owner,
 								   psprintf("SELECT %s FROM %s r WHERE %s ORDER BY %s LIMIT 1",
 											key_list(q, "::pg_catalog.text"), q->root_from,
-											keys_not_null(q), key_list(q, " DESC")),
+											doc_keys_not_null_sql(q), key_list(q, " DESC")),
 								   0, NULL, NULL);
 
 	return keys ? linitial(keys) : NULL;
@@ -200,7 +200,7 @@ read_keys(const DocumentQuery *q, Oid owner, char **after, bool bounded, char **
 		return NIL;
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT %s FROM %s r WHERE %s", key_list(q, "::pg_catalog.text"),
-					 q->root_from, keys_not_null(q));
+					 q->root_from, doc_keys_not_null_sql(q));
 	if (after)
 		compare_key(q, &sql, "OPERATOR(pg_catalog.>)", after, argtypes, values, &nargs);
 	if (bounded)

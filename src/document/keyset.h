@@ -15,6 +15,7 @@
 #include "document/build.h"
 #include "nodes/pg_list.h"
 
+extern char *doc_keys_not_null_sql(const DocumentQuery *q);
 extern char **doc_largest_key(const DocumentQuery *q, Oid owner);
 extern int64 doc_estimated_rows(const DocumentQuery *q, Oid owner);
 extern List *doc_read_keys(const DocumentQuery *q, Oid owner, char **after, char **upto,

@@ -28,6 +28,7 @@
 #include "utils/memutils.h"
 
 #include "document/docid.h"
+#include "document/keyset.h"
 #include "document/matching.h"
 #include "document/raw_filter.h"
 #include "document/session.h"
@@ -50,10 +51,8 @@ matching_sql(const DocumentQuery *q, const char *predicate)
 	for (int k = 0; k < q->nkeys; k++)
 		refs[k] = psprintf("r.%s", quote_identifier(q->key_columns[k]));
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT %s FROM %s r WHERE ", doc_id_sql(refs, q->nkeys), q->root_from);
-	for (int k = 0; k < q->nkeys; k++)
-		appendStringInfo(&sql, "%s IS NOT NULL AND ", refs[k]);
-	appendStringInfo(&sql, "(%s\n)", predicate);
+	appendStringInfo(&sql, "SELECT %s FROM %s r WHERE %s AND (%s\n)", doc_id_sql(refs, q->nkeys),
+					 q->root_from, doc_keys_not_null_sql(q), predicate);
 	return sql.data;
 }
 
