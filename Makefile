@@ -34,13 +34,13 @@ PG_CFLAGS = -MMD -MP
 SHLIB_LINK = -lyaml -lcurl -Wl,--version-script=$(srcdir)/flusso.map
 EXTRA_CLEAN = $(OBJS:.o=.d) .build-flags
 
-# pg_regress inputs where pg_regress looks by default: sql/<name>.sql
-# (beside the install scripts, flusso--*.sql) and expected/<name>.out; run
-# by test/check.sh, and by installcheck
-# in UTF-8, whatever the server's default: the capture test feeds
-# flusso_change_text() bytes that are not text in it
-REGRESS_OPTS = --encoding=UTF8
-REGRESS = schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile statements resnapshot
+# pg_regress inputs in test/sql/<name>.sql, apart from the install scripts
+# (sql/flusso--*.sql), and their outputs in expected/<name>.out, where
+# pg_regress looks in its output directory first; run by test/check.sh,
+# and by installcheck; in UTF-8, whatever the server's default: the
+# capture test feeds flusso_change_text() bytes that are not text in it
+REGRESS_OPTS = --inputdir=test --encoding=UTF8
+REGRESS = schema schema_formats schema_errors mapping catalog check provision capture build security opensearch partitions draft draft_hostile statements resnapshot
 # What packagers run (pg_buildext): `make installcheck` runs REGRESS against
 # the server PGHOST/PGPORT name, configured as test/flusso.conf says, then
 # the TAP tests, which start their own clusters from the installed build;

@@ -129,7 +129,7 @@ suite() {
 	[ -z "${tap_only:-}" ] && echo "== pg_regress ($major)"
 	if [ -z "${tap_only:-}" ] && ! as_cluster_user env PATH="$PG_BINDIR:$PATH" \
 		"$PGXS_DIR/src/test/regress/pg_regress" \
-		--bindir="$PG_BINDIR" --inputdir="$work" --outputdir="$work" \
+		--bindir="$PG_BINDIR" --inputdir="$work/test" --outputdir="$work" \
 		--temp-instance="$work/tmp_regress" --temp-config="$work/test/cluster.conf" \
 		--dbname=contrib_regression --encoding=UTF8 "${regress[@]}"; then
 		[ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"

@@ -4,7 +4,7 @@
 --
 CREATE EXTENSION flusso;
 \getenv abs_srcdir PG_ABS_SRCDIR
-\set fixtures :abs_srcdir '/test/fixtures/'
+\set fixtures :abs_srcdir '/fixtures/'
 
 -- The library fixtures, each in YAML and in JSON (the JSON lists every
 -- mapping's keys in reverse order): the same meaning, so the same version.

@@ -6,7 +6,7 @@
 --
 CREATE EXTENSION flusso;
 \getenv abs_srcdir PG_ABS_SRCDIR
-\set fixtures :abs_srcdir '/test/fixtures/'
+\set fixtures :abs_srcdir '/fixtures/'
 \i :fixtures/schema.sql
 \i :fixtures/seed.sql
 UPDATE books SET updated_at = '2024-07-01 12:00:00+00';

@@ -3,7 +3,7 @@
 --
 CREATE EXTENSION flusso;
 \getenv abs_srcdir PG_ABS_SRCDIR
-\set fixtures :abs_srcdir '/test/fixtures/'
+\set fixtures :abs_srcdir '/fixtures/'
 
 -- The full body for the books fixture.
 SELECT flusso_create_index('books', pg_read_file(:'fixtures' || 'books.schema.yml'));

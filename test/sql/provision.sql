@@ -5,7 +5,7 @@
 --
 CREATE EXTENSION flusso;
 \getenv abs_srcdir PG_ABS_SRCDIR
-\set fixtures :abs_srcdir '/test/fixtures/'
+\set fixtures :abs_srcdir '/fixtures/'
 \i :fixtures/schema.sql
 
 -- a table named by a reserved word, and one with no usable identity

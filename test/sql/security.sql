@@ -6,7 +6,7 @@
 --
 CREATE EXTENSION flusso VERSION '0.1.0';
 \getenv abs_srcdir PG_ABS_SRCDIR
-\set fixtures :abs_srcdir '/test/fixtures/'
+\set fixtures :abs_srcdir '/fixtures/'
 \i :fixtures/schema.sql
 \i :fixtures/seed.sql
 SELECT pg_read_file(:'fixtures' || 'books.schema.yml') AS books_definition \gset
