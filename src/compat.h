@@ -1,12 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * compat.h
- *	  Shims over the differences between the PostgreSQL versions flusso
- *	  builds against, for backend code.  15 and 18 are built and tested;
- *	  16 and 17 are guarded here with the same shims, each difference small
- *	  enough to be read against both ends.  No other file tests
- *	  PG_VERSION_NUM but schema/jsonapi_compat.h, the frontend-safe shims
- *	  of the schema reader, which depends on nothing else in the tree.
+ *	  Shims over the differences between the PostgreSQL majors flusso
+ *	  builds against, for backend code: 15, 16, 17 and 18, each built and
+ *	  tested by make test.  No other file tests PG_VERSION_NUM but
+ *	  schema/jsonapi_compat.h, the frontend-safe shims of the schema
+ *	  reader, which depends on nothing else in the tree.
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -13,19 +13,19 @@
 #     headers of ours it reaches and their .c files, include no header
 #     of ours outside cdc/ but compat.h: nothing of the worker's (worker/,
 #     ipc/, util/xact.h), of the catalog's (store/) or of the engine's;
-#   - snapshot/ (the seed) speaks to the engine through engine/engine.h
-#     and engine/engine_seed.h: never its structs (engine/engine_index.h),
-#     the worker's verbs (engine/engine_stream.h), document/, cdc/ or
-#     sink/; engine/engine.h, engine/engine_seed.h and signal/signal.h
-#     reach nothing of cdc/, document/ or sink/;
-#   - signals are one module, signal/: the kinds are defined in
-#     signal/signal.h alone, and rows of flusso.signal are inserted by
-#     signal/ (requests) and by the seed (its watermarks) only;
+#   - engine/engine.h (what every caller of the engine sees) and
+#     engine/seed.h (the worker's seed) reach nothing of cdc/, document/
+#     or sink/; engine/engine_index.h (the engine's structs) is seen by
+#     engine/ alone;
+#   - signal kinds are defined in store/catalog_signal.h alone, and rows
+#     of flusso.signal are inserted there only: requests through
+#     catalog_request() and catalog_request_seeds(), a seed's watermarks
+#     (engine/seed.c) through catalog_insert_watermark();
 #   - these folder rules hold for every header a file reaches, directly
 #     or through other headers;
 #   - sink/ knows documents, not change records (cdc/);
-#   - check/ (flusso_check, flusso_provision and their wording) is
-#     included by no other folder: engine/, design/, hooks/ and the
+#   - check/ (the checks of flusso_check and flusso_provision, and their
+#     wording) is included by api/ alone: engine/, design/, hooks/ and the
 #     binding itself reach a definition bound to the live catalog through
 #     binding/, which check/ may include;
 #   - no bare memory context switch outside the helpers that begin or end
@@ -97,18 +97,17 @@ while read -r from to file inc; do
 		schema:*) fail "$file includes $inc: schema/ depends on nothing else" ;;
 		*:top) continue ;;
 		cdc:document|document:cdc) fail "$file includes $inc: cdc/ and document/ never meet" ;;
-		snapshot:document|snapshot:cdc|snapshot:sink) fail "$file includes $inc: the seed sees keys, through the engine's seed verbs" ;;
 		sink:cdc) fail "$file includes $inc: sinks know documents, not change records" ;;
-		*:check) fail "$file includes $inc: only check/ sees check/; what a definition binds to is binding/'s" ;;
+		api:check) ;;
+		*:check) fail "$file includes $inc: only api/ sees check/; what a definition binds to is binding/'s" ;;
 	esac
 	case "$inc" in
 		engine/engine_index.h) [ "$from" != engine ] && fail "$file includes $inc: the engine's structs are its own" ;;
-		engine/engine_stream.h) [ "$from" = snapshot ] && fail "$file includes $inc: the seed has its own verbs (engine/engine_seed.h)" ;;
 	esac
 done <<< "$edges"
 
 # the engine's shared header and the seed's see nothing of cdc/, document/ or sink/
-for h in engine/engine.h engine/engine_seed.h signal/signal.h; do
+for h in engine/engine.h engine/seed.h store/catalog_signal.h; do
 	echo "$includes" | awk -v h="$h" '
 		NF { direct[$1] = direct[$1] " " $2 }
 		END {
@@ -118,20 +117,20 @@ for h in engine/engine.h engine/engine_seed.h signal/signal.h; do
 				if (x in seen) continue
 				seen[x] = 1
 				if (x ~ /^(cdc|document|sink)\//)
-					printf "layout: %s includes %s: it is seen by the seed, which sees keys, not records or statements\n", h, x
+					printf "layout: %s includes %s: the engine'"'"'s callers see neither records nor statements\n", h, x
 				m = split(direct[x], more, " ")
 				for (i = 1; i <= m; i++) todo[++n] = more[i]
 			}
 		}' | grep . && status=1
 done
 
-# signals are one module: their kinds are defined in signal/signal.h
-# alone, and rows of flusso.signal are inserted by signal/ (requests) and
-# by the seed (its watermarks) only
-(cd "$src" && grep -n '^#define SIGNAL_' *.[ch] */*.[ch] | grep -v '^signal/signal.h:' |
-	sed 's/^\([^:]*:[0-9]*\):.*/layout: \1 defines a signal kind: the kinds are signal\/signal.h'"'"'s/' | grep . && exit 1
-	grep -ln 'catalog_insert_request\|catalog_insert_watermark' *.c */*.c | grep -v '^signal/\|^store/\|^snapshot/seed.c$' |
-	sed 's/^/layout: /; s/$/ inserts a signal: requests are signal\/signal_request.c'"'"'s, watermarks the seed'"'"'s/' | grep . && exit 1
+# signal kinds are defined in store/catalog_signal.h alone, and rows of
+# flusso.signal are inserted there only (catalog_insert_watermark() by the
+# seed, engine/seed.c)
+(cd "$src" && grep -n '^#define SIGNAL_' *.[ch] */*.[ch] | grep -v '^store/catalog_signal.h:' |
+	sed 's/^\([^:]*:[0-9]*\):.*/layout: \1 defines a signal kind: the kinds are store\/catalog_signal.h'"'"'s/' | grep . && exit 1
+	grep -ln 'catalog_insert_watermark' *.c */*.c | grep -v '^store/\|^engine/seed.c$' |
+	sed 's/^/layout: /; s/$/ inserts a watermark: only the seed does (engine\/seed.c)/' | grep . && exit 1
 	exit 0) || status=1
 
 # only engine/ includes both cdc/ and document/

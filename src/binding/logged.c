@@ -10,7 +10,7 @@
  *	  children are neither published with it nor followed: their rows are
  *	  not in the index, which check says.
  *
- * Partitions that are foreign tables are check/check.c's (a warning: a
+ * Partitions that are foreign tables are api/check.c's (a warning: a
  * foreign table may hold rows that never change).  The worker judges an
  * index by the same errors (ready.c) before it builds it; the DDL hooks
  * have it look again when a table or partition becomes unlogged

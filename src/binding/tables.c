@@ -32,7 +32,7 @@
 #include "binding/types.h"
 #include "compat.h"
 #include "document/lookup.h"
-#include "flusso.h"
+#include "settings.h"
 #include "schema/names.h"
 
 typedef struct WalkContext
@@ -341,6 +341,24 @@ check_filters(WalkContext *cx, TableUse *table, const SchemaFilterList *filters,
 	}
 }
 
+/*
+ * What a join or an aggregate reads of its table besides its fields: the
+ * foreign key its rows are found by (looked up by it, unless through a
+ * junction), kept in a row's old image, and its filters.
+ */
+static void
+walk_join_key(WalkContext *cx, TableUse *related, const SchemaField *field)
+{
+	if (field->foreign_key &&
+		resolve_column(cx, related, field->foreign_key, field->path).found)
+	{
+		add_unique(&related->old_key_columns, field->foreign_key);
+		if (!field->through)
+			table_use_add_lookup(related, field->foreign_key, NULL);
+	}
+	check_filters(cx, related, &field->filters, psprintf("%s.filters", field->path));
+}
+
 /* The junction table of a many_to_many join or aggregate. */
 static TableUse *
 walk_through(WalkContext *cx, const SchemaField *field)
@@ -379,14 +397,7 @@ walk_join(WalkContext *cx, TableUse *table, const SchemaField *field)
 			field->primary_key.ncolumns == 1)
 			table_use_add_lookup(related, field->primary_key.columns[i], NULL);
 	}
-	if (field->foreign_key &&
-		resolve_column(cx, related, field->foreign_key, field->path).found)
-	{
-		add_unique(&related->old_key_columns, field->foreign_key);
-		if (!field->through)
-			table_use_add_lookup(related, field->foreign_key, NULL);
-	}
-	check_filters(cx, related, &field->filters, psprintf("%s.filters", field->path));
+	walk_join_key(cx, related, field);
 	for (int i = 0; i < field->norder_by; i++)
 		resolve_column(cx, related, field->order_by[i].column,
 					   psprintf("%s.order_by[%d]", field->path, i));
@@ -440,14 +451,7 @@ walk_aggregate(WalkContext *cx, const SchemaField *field)
 
 	if (related == NULL)
 		return;
-	if (field->foreign_key &&
-		resolve_column(cx, related, field->foreign_key, field->path).found)
-	{
-		add_unique(&related->old_key_columns, field->foreign_key);
-		if (!field->through)
-			table_use_add_lookup(related, field->foreign_key, NULL);
-	}
-	check_filters(cx, related, &field->filters, psprintf("%s.filters", field->path));
+	walk_join_key(cx, related, field);
 
 	switch (field->aggregate)
 	{

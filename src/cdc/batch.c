@@ -10,7 +10,7 @@
  *	  ones.  The few records that are not row changes to build from, rows
  *	  inserted into flusso.signal and tables the stream says were rewritten
  *	  or not covered (notes), are kept apart, in stream order, for the
- *	  signals module to read.
+ *	  engine to read (engine/signals.c).
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -47,7 +47,7 @@
 #include "cdc/decode.h"
 #include "util/xact.h"
 #include "compat.h"
-#include "flusso.h"
+#include "settings.h"
 
 #define FLUSSO_PLUGIN "flusso"
 

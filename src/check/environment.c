@@ -29,7 +29,7 @@
 
 #include "check/environment.h"
 #include "compat.h"
-#include "flusso.h"
+#include "settings.h"
 #include "source/source.h"
 #include "util/pinned.h"
 

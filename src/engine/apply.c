@@ -34,10 +34,9 @@
 #include "document/docid.h"
 #include "document/session.h"
 #include "engine/engine_index.h"
-#include "engine/engine_seed.h"
 #include "engine/engine_stream.h"
 #include "engine/pending.h"
-#include "engine/strikes.h"
+#include "ipc/strikes.h"
 #include "util/spi_cache.h"
 
 /*
@@ -430,8 +429,8 @@ engine_resolve_begin(Engine *engine, ChangeBatch *batch)
  * KEY_SET_LIMIT keys at a time, so that a batch of any size is resolved in
  * bounded memory), built by engine_build_pending() once the worker chooses
  * to.  A root TRUNCATE empties the index now, in stream order.  The
- * batch's notes (signals) are not row changes: the signals module reads
- * them (signal/signal_read.c).  True while the batch has more.
+ * batch's notes (signals) are not row changes: the engine reads
+ * them (engine/signals.c).  True while the batch has more.
  */
 bool
 engine_resolve(Engine *engine, ChangeBatch *batch)

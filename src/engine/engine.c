@@ -44,11 +44,10 @@
 #include "store/catalog_index.h"
 #include "store/catalog_seed.h"
 #include "engine/engine_index.h"
-#include "engine/engine_seed.h"
 #include "engine/engine_stream.h"
 #include "engine/pending.h"
 #include "ipc/shared.h"
-#include "engine/strikes.h"
+#include "ipc/strikes.h"
 
 /*
  * Isolate an index that failed: phase error with the reason, skipped from
@@ -312,11 +311,20 @@ engine_load(const char *publication)
 		reads = cdc_columns_forget(reads, spec->nspname, spec->relname);
 	}
 	engine->plugin_options = cdc_plugin_options(publication, specs, reads);
-	/* flusso.work_mem bounds what the indexes owe, together */
+	/*
+	 * flusso.work_mem bounds what the indexes owe, together: each of the
+	 * two sets of each index keeps a share in memory (pending.c spills
+	 * past it)
+	 */
 	foreach(lc, engine->indexes)
-		engine_owed_init(lfirst(lc),
-						 Max((Size) flusso_work_mem * 1024 / list_length(engine->indexes) / 2,
-							 (Size) 1024 * 1024));
+	{
+		EngineIndex *ei = lfirst(lc);
+		Size		limit = Max((Size) flusso_work_mem * 1024 / list_length(engine->indexes) / 2,
+								(Size) 1024 * 1024);
+
+		ei->owed.filling = pending_create(CurrentMemoryContext, limit);
+		ei->owed.draining = pending_create(CurrentMemoryContext, limit);
+	}
 	return engine;
 }
 
@@ -413,53 +421,6 @@ engine_replaced_tables(Engine *engine)
 		}
 	}
 	return names;
-}
-
-/*
- * What flusso_status() shows of each index's own backlog: the documents it
- * owes, since when, and what building one costs lately.  With resolved,
- * the position the stream has read and resolved up to, once the documents
- * built so far are committed, also what flusso_wait() waits for
- * (index/wait.c): how far each index's sinks have got.  An index that owes
- * nothing has applied every change before resolved; one that owes
- * documents, every change before the oldest set it owes was read from
- * (the sets' after); one the engine could not compile, nothing new.  The
- * sessions that wait are woken when an index got further.
- */
-void
-engine_publish_progress(Engine *engine, XLogRecPtr resolved)
-{
-	TimestampTz now = GetCurrentTimestamp();
-	DatabaseEntry *entry;
-	bool		moved = false;
-	ListCell   *lc;
-
-	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
-	entry = shared_database(MyDatabaseId, false);
-	foreach(lc, engine->indexes)
-	{
-		EngineIndex *ei = lfirst(lc);
-		IndexStatus *status = entry ? shared_index_status(entry, ei->index->name) : NULL;
-		XLogRecPtr	applied;
-
-		if (status == NULL)
-			continue;
-		status->owed = engine_index_owed_count(ei);
-		status->owed_since = engine_index_owed_since(ei);
-		status->build_ms = ei->pace.ms_each;
-		if (XLogRecPtrIsInvalid(resolved))
-			continue;
-		applied = engine_index_applied(ei, resolved);
-		if (!XLogRecPtrIsInvalid(applied) && applied > status->applied_lsn)
-		{
-			status->applied_lsn = applied;
-			status->applied_at = now;
-			moved = true;
-		}
-	}
-	LWLockRelease(flusso_shared->lock);
-	if (moved)
-		shared_progress_made(entry);
 }
 
 /*
@@ -658,4 +619,12 @@ engine_retry_broken(Engine *engine)
 			return true;
 	}
 	return false;
+}
+
+/* Whether the index is to be seeded, as the worker sees it now. */
+void
+engine_needs_seed(EngineIndex *ei, bool needs_seed)
+{
+	ei->needs_seed = needs_seed;
+	ei->mirrored = 0;
 }

@@ -6,11 +6,11 @@
  *	  the verbs on one index that every client of the engine uses.
  *
  * The engine is the only bridge between what changed (cdc/) and what to
- * build (document/).  Its clients see it through three headers: this one;
- * engine_stream.h, the worker's verbs, which turn a batch of changes into
- * documents; and engine_seed.h, the seed's verbs, which walk an index's
- * keys.  Neither this header nor the seed's includes anything of cdc/,
- * document/ or sink/ (test/layout.sh follows includes to check it).
+ * build (document/).  The worker sees it through three headers: this one;
+ * engine_stream.h, which turns a batch of changes and its signals into
+ * documents; and seed.h, the seeds.  Neither this header nor seed.h
+ * includes anything of cdc/, document/ or sink/ (test/layout.sh follows
+ * includes to check it).
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -100,11 +100,15 @@ struct Engine
 	TimestampTz turn_began;		/* of the first in round; 0: not begun */
 };
 
+/* the seed's (engine/seed.c): which index, how big a chunk, its build */
+extern EngineIndex *engine_next_to_seed(Engine *engine, EngineIndex *after);
+extern int	engine_chunk_keys(const EngineIndex *ei, int limit, int shares);
+extern bool engine_build(EngineIndex *ei, List *keys, XLogRecPtr version, int64 *written);
+
 extern void engine_session_begin(EngineIndex *ei, BuildSession *session);
 extern void engine_session_end(BuildSession *session);
 extern int64 engine_write_slice(EngineIndex *ei, SinkTarget target, XLogRecPtr version,
 								Datum **parts, Datum *ids, int n);
-extern void engine_owed_init(EngineIndex *ei, Size memory_limit);
 extern bool engine_index_owes(const EngineIndex *ei);
 extern int64 engine_index_owed_count(const EngineIndex *ei);
 extern TimestampTz engine_index_owed_since(const EngineIndex *ei);

@@ -14,6 +14,7 @@
 
 #include "cdc/batch.h"
 #include "engine/engine.h"
+#include "store/catalog_signal.h"
 
 /* documents built and written by one statement, at most */
 #define ENGINE_BUILD_SLICE 20000
@@ -40,5 +41,16 @@ extern void engine_round_begin(Engine *engine);
 extern bool engine_build_owed(Engine *engine, long turn_ms, int64 *written,
 							  int64 *built, bool *turn_over);
 extern void engine_publish_progress(Engine *engine, XLogRecPtr resolved);
+
+/* What acting on a batch's signals leaves to the caller (signals.c). */
+typedef struct SignalOutcome
+{
+	List	   *reseeded;		/* EngineIndex marked for seeding afresh */
+	List	   *watermarks;		/* Signal: a seed's, for the seed to take */
+	bool		recompile;		/* a table was rewritten or altered */
+} SignalOutcome;
+
+extern List *signal_read(Engine *engine, const ChangeBatch *batch);
+extern void signal_act(Engine *engine, List *signals, SignalOutcome *outcome);
 
 #endif							/* FLUSSO_ENGINE_ENGINE_STREAM_H */

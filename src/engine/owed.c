@@ -15,7 +15,8 @@
  * Building them again is harmless (every write is an upsert, a delete or
  * a versioned queue entry), which is what lets the worker confirm the
  * slot only once every slice is committed, and start again from the last
- * confirmation after a crash.
+ * confirmation after a crash.  At the end of each turn the worker
+ * publishes how far each index got (engine_publish_progress).
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -26,6 +27,7 @@
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -36,7 +38,8 @@
 #include "engine/engine_index.h"
 #include "engine/engine_stream.h"
 #include "engine/pending.h"
-#include "engine/strikes.h"
+#include "ipc/shared.h"
+#include "ipc/strikes.h"
 #include "util/pace.h"
 #include "util/spi_cache.h"
 
@@ -149,18 +152,6 @@ engine_session_end(BuildSession *session)
 {
 	SPI_finish();
 	doc_session_end(session);
-}
-
-/*
- * The documents an index owes start empty, each set bounded by
- * memory_limit in memory (pending.c spills past it).
- */
-void
-engine_owed_init(EngineIndex *ei, Size memory_limit)
-{
-	memset(&ei->owed, 0, sizeof(OwedDocuments));
-	ei->owed.filling = pending_create(CurrentMemoryContext, memory_limit);
-	ei->owed.draining = pending_create(CurrentMemoryContext, memory_limit);
 }
 
 /* Does the index owe documents? */
@@ -426,4 +417,51 @@ engine_build_owed(Engine *engine, long turn_ms, int64 *written, int64 *built,
 	if (*turn_over)
 		end_turn(engine, ei);
 	return true;
+}
+
+/*
+ * What flusso_status() shows of each index's own backlog: the documents it
+ * owes, since when, and what building one costs lately.  With resolved,
+ * the position the stream has read and resolved up to, once the documents
+ * built so far are committed, also what flusso_wait() waits for
+ * (api/wait.c): how far each index's sinks have got.  An index that owes
+ * nothing has applied every change before resolved; one that owes
+ * documents, every change before the oldest set it owes was read from
+ * (the sets' after); one the engine could not compile, nothing new.  The
+ * sessions that wait are woken when an index got further.
+ */
+void
+engine_publish_progress(Engine *engine, XLogRecPtr resolved)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	DatabaseEntry *entry;
+	bool		moved = false;
+	ListCell   *lc;
+
+	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
+	entry = shared_database(MyDatabaseId, false);
+	foreach(lc, engine->indexes)
+	{
+		EngineIndex *ei = lfirst(lc);
+		IndexStatus *status = entry ? shared_index_status(entry, ei->index->name) : NULL;
+		XLogRecPtr	applied;
+
+		if (status == NULL)
+			continue;
+		status->owed = engine_index_owed_count(ei);
+		status->owed_since = engine_index_owed_since(ei);
+		status->build_ms = ei->pace.ms_each;
+		if (XLogRecPtrIsInvalid(resolved))
+			continue;
+		applied = engine_index_applied(ei, resolved);
+		if (!XLogRecPtrIsInvalid(applied) && applied > status->applied_lsn)
+		{
+			status->applied_lsn = applied;
+			status->applied_at = now;
+			moved = true;
+		}
+	}
+	LWLockRelease(flusso_shared->lock);
+	if (moved)
+		shared_progress_made(entry);
 }

@@ -6,7 +6,7 @@
  *	  the worker builds them in place (in the generations the index writes
  *	  now) beside its live changes, a slice at a time (owed.c).
  *
- * The request arrives in stream order (signal/signal_act.c), and its ids
+ * The request arrives in stream order (engine/signals.c), and its ids
  * join the set a batch fills: the slot is confirmed past the request only
  * once they are built, so a crash in between reads it again from the
  * stream and rebuilds them then.  Reading the ids lasts no longer than
@@ -28,7 +28,7 @@
 #include "document/matching.h"
 #include "engine/engine_index.h"
 #include "engine/pending.h"
-#include "flusso.h"
+#include "settings.h"
 #include "util/attempt.h"
 #include "util/text_array.h"
 

@@ -8,7 +8,7 @@
  *	  seeded again, as after a rewrite: an "altered" row in flusso.signal,
  *	  inserted in the transaction that made the change, reaches the worker
  *	  in stream order, after every change committed before it
- *	  (signal/signal_act.c).
+ *	  (engine/signals.c).
  *
  * What the utility hook notes, after the statement ran:
  *	  - a column dropped or renamed (ALTER TABLE ... DROP COLUMN, RENAME
@@ -71,7 +71,7 @@
 #include "binding/tables.h"
 #include "util/pinned.h"
 #include "util/text_array.h"
-#include "signal/signal.h"
+#include "store/catalog_signal.h"
 #include "store/catalog_index.h"
 #include "hooks/altered.h"
 
@@ -199,7 +199,7 @@ altered_request_seeds_where(const char *kind,
 		if (touches(index, objects))
 			names = lappend(names, index->name);
 	}
-	signal_request_seeds(kind, names);
+	catalog_request_seeds(kind, names);
 	PopActiveSnapshot();
 }
 

@@ -3,7 +3,7 @@
  * hooks.c
  *	  The drop and utility hooks: DROP EXTENSION has the worker drop its
  *	  slot and stop (at commit, ipc/requests.c), a dropped or altered
- *	  documents table is followed by its index (index/follow.c), a
+ *	  documents table is followed by its index (hooks/follow.c), a
  *	  partition attached, detached or dropped has the indexes reading its
  *	  table seeded again (partitions.c), so does DDL that changes what
  *	  rows read as or makes a table unlogged (altered.c), DROP DATABASE
@@ -49,8 +49,8 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "flusso.h"
-#include "index/follow.h"
+#include "settings.h"
+#include "hooks/follow.h"
 #include "hooks/altered.h"
 #include "hooks/partitions.h"
 #include "ipc/requests.h"

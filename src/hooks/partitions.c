@@ -39,7 +39,7 @@
 
 #include "binding/ready.h"
 #include "binding/tables.h"
-#include "signal/signal.h"
+#include "store/catalog_signal.h"
 #include "store/catalog_index.h"
 #include "hooks/altered.h"
 #include "hooks/partitions.h"

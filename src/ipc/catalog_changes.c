@@ -2,7 +2,7 @@
  *
  * catalog_changes.c
  *	  The one count by which the worker (worker/catalog_watch.c) and the
- *	  shipper (shipper/ship_watch.c) learn that what they keep of the
+ *	  shipper (shipper/ship_catalog.c) learn that what they keep of the
  *	  catalog may have changed.
  *
  * It adds two counts.  Changes of flusso's own tables are counted in the

@@ -7,7 +7,7 @@
  *
  * A database's statuses are one array, allocated in a dynamic shared
  * memory area (utils/dsa.h) and grown by doubling when an index is added.
- * The area begins in flusso's fixed shared memory, created by the
+ * The area begins in fixed shared memory of its own, created by the
  * postmaster (which never allocates from it), and takes more segments
  * as needed, as the cumulative statistics do; every process attaches to
  * it the first time it looks at a status, and stays attached.  The array
@@ -24,6 +24,7 @@
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/shmem.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -34,28 +35,63 @@
 /* the first array of a database has room for this many */
 #define STATUS_ARRAY_MIN		16
 
-static dsa_area *status_area = NULL;
+static dsa_area *status_area = NULL;	/* this process's view of it */
+static void *status_place = NULL;	/* where it begins */
 
-/* The fixed part of the area, in flusso's shared memory. */
-Size
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* The fixed part of the area, in shared memory of its own. */
+static Size
 status_area_size(void)
 {
 	return MAXALIGN(Max(STATUS_AREA_FIXED_SIZE, dsa_minimum_size()));
 }
 
-/*
- * Create the area at place; from the postmaster, at shared memory
- * initialisation.  It is pinned, so that it outlives every process that
- * attaches, and the postmaster lets go of it at once.
- */
-void *
-status_area_create(void *place, Size size, int tranche_id)
+static void
+request_statuses(void)
 {
-	dsa_area   *area = dsa_create_in_place(place, size, tranche_id, NULL);
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(status_area_size());
+}
 
-	dsa_pin(area);
-	dsa_detach(area);
-	return place;
+/*
+ * Create the area, in the postmaster at shared memory initialisation,
+ * with the lock tranche of flusso's shared memory (shared.c).  It is
+ * pinned, so that it outlives every process that attaches, and the
+ * postmaster lets go of it at once.
+ */
+static void
+startup_statuses(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	status_place = ShmemInitStruct("flusso index statuses", status_area_size(), &found);
+	if (!found)
+	{
+		dsa_area   *created = dsa_create_in_place(status_place, status_area_size(),
+												  GetNamedLWLockTranche("flusso")->lock.tranche,
+												  NULL);
+
+		dsa_pin(created);
+		dsa_detach(created);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* From _PG_init, when loaded through shared_preload_libraries, after shared.c's. */
+void
+status_install_hooks(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = request_statuses;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = startup_statuses;
 }
 
 /* This process's view of the area, attached on first use. */
@@ -66,10 +102,10 @@ area(void)
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-		status_area = dsa_attach_in_place(flusso_shared->status_area, NULL);
+		status_area = dsa_attach_in_place(status_place, NULL);
 		dsa_pin_mapping(status_area);
 		on_shmem_exit(dsa_on_shmem_exit_release_in_place,
-					  PointerGetDatum(flusso_shared->status_area));
+					  PointerGetDatum(status_place));
 		MemoryContextSwitchTo(old);
 	}
 	return status_area;

@@ -13,7 +13,7 @@
  *	  by a transaction is counted in shared memory (catalog_changes) when it
  *	  commits, for the worker and the shipper, which keep what they read of
  *	  them until the count moves (worker/catalog_watch.c,
- *	  shipper/ship_watch.c).  A request made inside a transaction is carried
+ *	  shipper/ship_catalog.c).  A request made inside a transaction is carried
  *	  out, through shared memory, when it commits: an aborted CREATE or DROP
  *	  changes nothing.  The last request of a transaction wins.  A running
  *	  worker learns of a request at once (its latch is set): one that waits

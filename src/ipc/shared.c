@@ -16,7 +16,7 @@
  *
  * Beside the entries, one condition variable per entry, which the worker
  * and the shipper broadcast on when a database's indexes got further and
- * flusso_wait() sleeps on (index/wait.c).  They are kept apart from the
+ * flusso_wait() sleeps on (api/wait.c).  They are kept apart from the
  * entries, which are cleared when a database lets go of one, so that a
  * session sleeping on one never finds it wiped.
  *
@@ -33,7 +33,7 @@
 #include "utils/timestamp.h"
 
 #include "ipc/shared.h"
-#include "flusso.h"
+#include "settings.h"
 
 FlussoShared *flusso_shared = NULL;
 
@@ -42,13 +42,12 @@ static ConditionVariable *progress_cvs = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* The fixed part: the entries, then the beginning of the status area. */
+/* The fixed part: the entries. */
 static Size
 shared_size(void)
 {
-	return add_size(MAXALIGN(add_size(offsetof(FlussoShared, databases),
-									  mul_size(flusso_max_databases, sizeof(DatabaseEntry)))),
-					status_area_size());
+	return add_size(offsetof(FlussoShared, databases),
+					mul_size(flusso_max_databases, sizeof(DatabaseEntry)));
 }
 
 static void
@@ -73,13 +72,9 @@ startup_shared(void)
 	flusso_shared = ShmemInitStruct("flusso", shared_size(), &found);
 	if (!found)
 	{
-		char	   *area = (char *) flusso_shared + shared_size() - status_area_size();
-
-		memset(flusso_shared, 0, shared_size() - status_area_size());
+		memset(flusso_shared, 0, shared_size());
 		flusso_shared->lock = &(GetNamedLWLockTranche("flusso"))->lock;
 		flusso_shared->ndatabases = flusso_max_databases;
-		flusso_shared->status_area = status_area_create(area, status_area_size(),
-														flusso_shared->lock->tranche);
 	}
 	progress_cvs = ShmemInitStruct("flusso progress",
 								   mul_size(flusso_max_databases, sizeof(ConditionVariable)),
@@ -166,12 +161,13 @@ shared_warn_no_entry(const char *database)
 
 /*
  * Free the entry of a database that no longer has flusso, or no longer
- * exists; the caller holds the lock exclusively, and nothing runs for it.
+ * exists, once its index statuses are freed (shared_free_index_statuses);
+ * the caller holds the lock exclusively, and nothing runs for it.
  */
 void
 shared_forget_database(DatabaseEntry *entry)
 {
-	shared_free_index_statuses(entry);
+	Assert(!DsaPointerIsValid(entry->indexes));
 	memset(entry, 0, sizeof(DatabaseEntry));
 }
 

@@ -57,7 +57,7 @@ typedef struct IndexStatus
 	TimestampTz ship_error_at;
 
 	/*
-	 * How far its sinks have got, for flusso_wait() (index/wait.c): every
+	 * How far its sinks have got, for flusso_wait() (api/wait.c): every
 	 * change that committed at or before applied_lsn is in the table sink
 	 * and queued for OpenSearch (the worker published that at applied_at,
 	 * after the commits that wrote it); at or before shipped_lsn,
@@ -141,7 +141,6 @@ typedef struct FlussoShared
 	bool		databases_listed;	/* launcher probed every database once */
 	bool		databases_refused;	/* one with flusso found no free entry */
 	bool		list_databases; /* a database was created: list them again */
-	void	   *status_area;	/* where the status area begins */
 	int			ndatabases;		/* flusso.max_databases */
 	DatabaseEntry databases[FLEXIBLE_ARRAY_MEMBER];
 } FlussoShared;
@@ -161,8 +160,7 @@ extern ConditionVariable *shared_progress_cv(const DatabaseEntry *entry);
 extern void shared_progress_made(const DatabaseEntry *entry);
 
 /* index_status.c */
-extern void *status_area_create(void *place, Size size, int tranche_id);
-extern Size status_area_size(void);
+extern void status_install_hooks(void);
 extern IndexStatus *shared_index_status(DatabaseEntry *entry, const char *name);
 extern IndexStatus *shared_copy_index_statuses(DatabaseEntry *entry);
 extern void shared_free_index_statuses(DatabaseEntry *entry);

@@ -132,17 +132,27 @@ read_required(ReadContext *cx, const SchemaValue *mapping, const char *path,
 	return value;
 }
 
+/*
+ * The value under key, or NULL: when absent (an error when required), or
+ * after an error.
+ */
+static const SchemaValue *
+read_key(ReadContext *cx, const SchemaValue *mapping, const char *path,
+		 const char *key, bool required)
+{
+	if (cx->error)
+		return NULL;
+	return required ? read_required(cx, mapping, path, key, NULL)
+		: schema_value_get(mapping, key);
+}
+
 /* A string under key; NULL when absent (an error when required). */
 char *
 read_string(ReadContext *cx, const SchemaValue *mapping, const char *path,
 			const char *key, bool required)
 {
-	const SchemaValue *value;
+	const SchemaValue *value = read_key(cx, mapping, path, key, required);
 
-	if (cx->error)
-		return NULL;
-	value = required ? read_required(cx, mapping, path, key, NULL)
-		: schema_value_get(mapping, key);
 	if (value == NULL)
 		return NULL;
 	if (value->kind != SV_STRING)
@@ -195,12 +205,8 @@ char *
 read_identifier(ReadContext *cx, const SchemaValue *mapping, const char *path,
 				const char *key, bool required)
 {
-	const SchemaValue *value;
+	const SchemaValue *value = read_key(cx, mapping, path, key, required);
 
-	if (cx->error)
-		return NULL;
-	value = required ? read_required(cx, mapping, path, key, NULL)
-		: schema_value_get(mapping, key);
 	if (value == NULL)
 		return NULL;
 	return read_identifier_value(cx, value, path_key(path, key));

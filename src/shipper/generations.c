@@ -45,21 +45,14 @@
 #include "opensearch/api.h"
 #include "opensearch/bulk.h"
 #include "opensearch/json.h"
-#include "shipper/shipper.h"
-#include "signal/signal.h"
+#include "shipper/generations.h"
+#include "shipper/ship_owner.h"
+#include "store/catalog_signal.h"
 #include "store/catalog_opensearch_digest.h"
 #include "store/catalog_opensearch_generation.h"
 
 /* documents read and deleted at a time when a generation is emptied */
 #define EMPTY_PAGE 1000
-
-
-/* Does g still take documents (not retired)? */
-bool
-ship_generation_active(const ShipGeneration *g)
-{
-	return strcmp(g->state, "retired") != 0;
-}
 
 /* A step failed: why goes into *status, for the loop to back off. */
 static bool
@@ -75,7 +68,7 @@ no_server(ShipStatus *status, const ShipGeneration *g)
 {
 	ship_status_failed(status,
 					   psprintf("OpenSearch index \"%s\" lives on a server that no longer exists or is not a flusso_opensearch server",
-								g->concrete), -1);
+								g->row.concrete), -1);
 	return false;
 }
 
@@ -86,7 +79,7 @@ no_server(ShipStatus *status, const ShipGeneration *g)
 static bool
 retire(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 {
-	if (g->created && !g->keep)
+	if (g->row.created && !g->row.keep)
 	{
 		HttpRequest *req;
 		bool		foreign;
@@ -96,21 +89,21 @@ retire(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 			/* nowhere to delete it: forget it, and say so in the log */
 			ereport(LOG,
 					(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" is forgotten without being deleted: its server is gone",
-							g->concrete, x->name)));
+							g->row.concrete, x->name)));
 		}
 		else if (!ship_generation_owned(x, g, false, status, &foreign) && !foreign)
 			return false;
 		else if (foreign)
 			ereport(LOG,
 					(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" is forgotten without being deleted: it is another source's",
-							g->concrete, x->name)));
-		else if (!os_succeeded(req = os_delete_index(g->server, g->concrete), 404))
+							g->row.concrete, x->name)));
+		else if (!os_succeeded(req = os_delete_index(g->server, g->row.concrete), 404))
 			return failed(status, req);
 	}
 	if (xact_begin(true, NULL, 0))
 	{
-		generation_forget(g->generation);
-		ship_catalog_forget();
+		generation_forget(g->row.generation);
+		status->reread = true;
 		xact_commit();
 	}
 	return true;
@@ -122,26 +115,26 @@ retire(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
  * database names of its own, say).
  */
 static void
-follow_prefix(ShipIndex *x, ShipGeneration *g)
+follow_prefix(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 {
 	char	   *alias = psprintf("%s%s", g->server->index_prefix ? g->server->index_prefix : "",
 								 x->name);
 	char	   *concrete;
 	MemoryContext context = GetMemoryChunkContext(g);
 
-	if (strcmp(alias, g->alias) == 0 || strncmp(g->concrete, g->alias, strlen(g->alias)) != 0)
+	if (strcmp(alias, g->row.alias) == 0 || strncmp(g->row.concrete, g->row.alias, strlen(g->row.alias)) != 0)
 		return;
-	concrete = psprintf("%s%s", alias, g->concrete + strlen(g->alias));
+	concrete = psprintf("%s%s", alias, g->row.concrete + strlen(g->row.alias));
 	if (!xact_begin(true, NULL, 0))
 		return;
-	generation_rename(g->generation, alias, concrete);
-	ship_catalog_forget();
+	generation_rename(g->row.generation, alias, concrete);
+	status->reread = true;
 	xact_commit();
 	ereport(LOG,
 			(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" is to be created as \"%s\", behind alias \"%s\": the index_prefix of server \"%s\" changed",
-					g->concrete, x->name, concrete, alias, g->server->name)));
-	g->alias = MemoryContextStrdup(context, alias);
-	g->concrete = MemoryContextStrdup(context, concrete);
+					g->row.concrete, x->name, concrete, alias, g->server->name)));
+	g->row.alias = MemoryContextStrdup(context, alias);
+	g->row.concrete = MemoryContextStrdup(context, concrete);
 }
 
 /*
@@ -158,13 +151,13 @@ create(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 
 	if (g->server == NULL)
 		return no_server(status, g);
-	follow_prefix(x, g);
-	holders = os_alias_holders(g->server, g->alias, &req);
+	follow_prefix(x, g, status);
+	holders = os_alias_holders(g->server, g->row.alias, &req);
 	if (!os_succeeded(req, 404))
 		return failed(status, req);
 	if (!ship_alias_may_move(x, g, holders, false, status))
 		return false;
-	req = os_create_index(g->server, g->concrete, g->create_body);
+	req = os_create_index(g->server, g->row.concrete, g->row.create_body);
 	/* a request answered before a crash, repeated: the index must be ours */
 	if (!os_succeeded(req, 0))
 	{
@@ -183,20 +176,20 @@ create(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 							   req->retry_after);
 			return false;
 		}
-		g->created = true;
+		g->row.created = true;
 		if (!ship_generation_owned(x, g, true, status, &foreign))
 		{
-			g->created = false;
+			g->row.created = false;
 			return false;
 		}
 	}
 	if (xact_begin(true, NULL, 0))
 	{
-		generation_created(g->generation);
-		ship_catalog_forget();
+		generation_created(g->row.generation);
+		status->reread = true;
 		xact_commit();
 	}
-	g->created = true;
+	g->row.created = true;
 	return true;
 }
 
@@ -210,7 +203,7 @@ newer_on_its_way(const ShipIndex *x, const ShipGeneration *g)
 	{
 		const ShipGeneration *other = lfirst(lc);
 
-		if (other->generation > g->generation && ship_generation_active(other))
+		if (other->row.generation > g->row.generation && ship_generation_active(other))
 			return true;
 	}
 	return false;
@@ -235,28 +228,28 @@ remap(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 	char	   *message;
 
 	/* refused already: asked once for the seed that replaces it */
-	if (rt->remap_refused == g->generation)
+	if (rt->remap_refused == g->row.generation)
 		return true;
 	if (g->server == NULL)
 		return no_server(status, g);
-	req = os_put_mappings(g->server, g->concrete, x->mapping);
+	req = os_put_mappings(g->server, g->row.concrete, x->mapping);
 	if (os_succeeded(req, 0))
 	{
 		if (xact_begin(true, NULL, 0))
 		{
-			generation_remapped(g->generation);
-			ship_catalog_forget();
+			generation_remapped(g->row.generation);
+			status->reread = true;
 			xact_commit();
 		}
-		g->remap = false;
+		g->row.remap = false;
 		ereport(LOG,
 				(errmsg("flusso: OpenSearch index \"%s\" maps the fields added to index \"%s\"",
-						g->concrete, x->name)));
+						g->row.concrete, x->name)));
 		return true;
 	}
 	reason = os_json_error_reason(req->response);
 	message = psprintf("OpenSearch index \"%s\" refused the mapping of the fields added to index \"%s\": %s%s%s",
-					   g->concrete, x->name, http_failure(req),
+					   g->row.concrete, x->name, http_failure(req),
 					   reason ? ": " : "", reason ? reason : "");
 	if (req->status != 400)
 	{
@@ -268,11 +261,11 @@ remap(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 	{
 		if (!xact_begin(true, NULL, 0))
 			return false;
-		signal_request_reseed(x->name);
-		ship_catalog_forget();
+		(void) catalog_request(SIGNAL_RESNAPSHOT, x->name, NULL);
+		status->reread = true;
 		xact_commit();
 	}
-	rt->remap_refused = g->generation;
+	rt->remap_refused = g->row.generation;
 	message = psprintf("%s; the index is seeded again into a new OpenSearch index, and the one served misses changes until it is replaced",
 					   message);
 	ereport(WARNING, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -292,7 +285,7 @@ remap(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 static bool
 delete_page(ShipGeneration *g, char **scroll, HttpRequest **failed_req, bool *ok)
 {
-	HttpRequest *req = os_scroll_page(g->server, g->concrete, *scroll, EMPTY_PAGE, false);
+	HttpRequest *req = os_scroll_page(g->server, g->row.concrete, *scroll, EMPTY_PAGE, false);
 	Jsonb	   *doc;
 	JsonbContainer *hits;
 	JsonbIterator *it;
@@ -309,10 +302,10 @@ delete_page(ShipGeneration *g, char **scroll, HttpRequest **failed_req, bool *ok
 	{
 		/* gone: read what is left from the start */
 		http_release(req);
-		if (!os_succeeded(*failed_req = os_refresh(g->server, g->concrete), 0))
+		if (!os_succeeded(*failed_req = os_refresh(g->server, g->row.concrete), 0))
 			return false;
 		http_release(*failed_req);
-		req = os_scroll_page(g->server, g->concrete, NULL, EMPTY_PAGE, false);
+		req = os_scroll_page(g->server, g->row.concrete, NULL, EMPTY_PAGE, false);
 	}
 	*failed_req = req;
 	if (!os_succeeded(req, 0) || (doc = os_json_parse(req->response)) == NULL ||
@@ -328,7 +321,7 @@ delete_page(ShipGeneration *g, char **scroll, HttpRequest **failed_req, bool *ok
 		if (token != WJB_ELEM || v.type != jbvBinary ||
 			(id = os_json_text(v.val.binary.data, "_id")) == NULL)
 			continue;
-		bulk_add_delete(&body, g->concrete, id, g->truncate_version);
+		bulk_add_delete(&body, g->row.concrete, id, g->row.truncate_version);
 		n++;
 	}
 	if (n == 0)
@@ -364,7 +357,7 @@ forget_held(const ShipGeneration *g)
 	if (!xact_begin(true, NULL, 0))
 		return false;
 	if (digest_in_catalog())
-		digest_forget_generation(g->generation);
+		digest_forget_generation(g->row.generation);
 	xact_commit();
 	return true;
 }
@@ -378,7 +371,7 @@ forget_held(const ShipGeneration *g)
  * reindex module).  A large index takes many pages: they are deleted for
  * at most a turn's time, and the next turn goes on with the same scroll,
  * so the other indexes of the database ship in between.  False when a
- * step failed; g->truncate_version is -1 once g is empty.
+ * step failed; g->row.truncate_version is -1 once g is empty.
  */
 static bool
 empty(ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
@@ -392,11 +385,11 @@ empty(ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 	if (g->server == NULL)
 		return no_server(status, g);
 	/* no digest may say that g holds what is about to be deleted */
-	if (rt->emptying != g->generation && !forget_held(g))
+	if (rt->emptying != g->row.generation && !forget_held(g))
 		return true;
-	if (rt->emptying == g->generation && rt->emptying_scroll)
+	if (rt->emptying == g->row.generation && rt->emptying_scroll)
 		scroll = pstrdup(rt->emptying_scroll);
-	if (!os_succeeded(req = os_refresh(g->server, g->concrete), 0))
+	if (!os_succeeded(req = os_refresh(g->server, g->row.concrete), 0))
 		return failed(status, req);
 	while ((more = delete_page(g, &scroll, &req, &ok)) &&
 		   GetCurrentTimestamp() < turn_ends)
@@ -414,18 +407,18 @@ empty(ShipRuntime *rt, ShipGeneration *g, ShipStatus *status)
 	if (more)
 	{
 		/* the next turn goes on with this scroll */
-		rt->emptying = g->generation;
+		rt->emptying = g->row.generation;
 		rt->emptying_scroll = MemoryContextStrdup(TopMemoryContext, scroll);
 		return true;
 	}
 	os_scroll_clear(g->server, scroll);
 	if (xact_begin(true, NULL, 0))
 	{
-		generation_emptied(g->generation, g->truncate_version);
-		ship_catalog_forget();
+		generation_emptied(g->row.generation, g->row.truncate_version);
+		status->reread = true;
 		xact_commit();
 	}
-	g->truncate_version = -1;
+	g->row.truncate_version = -1;
 	return true;
 }
 
@@ -442,36 +435,36 @@ serve(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 
 	if (g->server == NULL)
 		return no_server(status, g);
-	if (!os_succeeded(req = os_put_settings(g->server, g->concrete, g->live_settings), 0) ||
-		!os_succeeded(req = os_refresh(g->server, g->concrete), 0))
+	if (!os_succeeded(req = os_put_settings(g->server, g->row.concrete, g->row.live_settings), 0) ||
+		!os_succeeded(req = os_refresh(g->server, g->row.concrete), 0))
 		return failed(status, req);
-	holders = os_alias_holders(g->server, g->alias, &req);
+	holders = os_alias_holders(g->server, g->row.alias, &req);
 	if (!os_succeeded(req, 404))
 		return failed(status, req);
 	if (!ship_alias_may_move(x, g, holders, true, status))
 		return false;
-	if (!os_succeeded(req = os_move_alias(g->server, g->alias, holders, g->concrete), 0))
+	if (!os_succeeded(req = os_move_alias(g->server, g->row.alias, holders, g->row.concrete), 0))
 		return failed(status, req);
-	ship_alias_taken(x);
+	ship_alias_taken(x, status);
 	if (xact_begin(true, NULL, 0))
 	{
-		generation_serve(g->generation);
-		ship_catalog_forget();
+		generation_serve(g->row.generation);
+		status->reread = true;
 		xact_commit();
 	}
 	ereport(LOG,
 			(errmsg("flusso: OpenSearch alias \"%s\" of index \"%s\" now serves \"%s\"",
-					g->alias, x->name, g->concrete)));
+					g->row.alias, x->name, g->row.concrete)));
 	foreach(lc, x->generations)
 	{
 		ShipGeneration *other = lfirst(lc);
 
-		if (other != g && (strcmp(other->state, "served") == 0 ||
-						   (strcmp(other->state, "seeded") == 0 &&
-							other->generation < g->generation)))
-			other->state = "retired";
+		if (other != g && (other->row.state == GENERATION_SERVED ||
+						   (other->row.state == GENERATION_SEEDED &&
+							other->row.generation < g->row.generation)))
+			other->row.state = GENERATION_RETIRED;
 	}
-	g->state = "served";
+	g->row.state = GENERATION_SERVED;
 	return true;
 }
 
@@ -482,7 +475,7 @@ serve(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
  * readers of the alias find nothing until that one is served.
  */
 static bool
-served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
+served_gone(ShipIndex *x, ShipGeneration *g, const char *what, ShipStatus *status)
 {
 	bool		newer = false;
 	char	   *message;
@@ -492,18 +485,18 @@ served_gone(ShipIndex *x, ShipGeneration *g, const char *what)
 	{
 		ShipGeneration *other = lfirst(lc);
 
-		if (other->generation > g->generation && ship_generation_active(other))
+		if (other->row.generation > g->row.generation && ship_generation_active(other))
 			newer = true;
 	}
 	if (!xact_begin(true, NULL, 0))
 		return false;
-	ship_catalog_forget();
-	if (generation_retire_served(g->generation) && !newer)
-		signal_request_reseed(x->name);
+	status->reread = true;
+	if (generation_retire_served(g->row.generation) && !newer)
+		(void) catalog_request(SIGNAL_RESNAPSHOT, x->name, NULL);
 	xact_commit();
-	g->state = "retired";
+	g->row.state = GENERATION_RETIRED;
 	message = psprintf("OpenSearch index \"%s\", which alias \"%s\" served, %s; %s",
-					   g->concrete, g->alias, what,
+					   g->row.concrete, g->row.alias, what,
 					   newer ? "the generation being seeded will be served in its place"
 					   : "the index is seeded again into a new one");
 	ereport(LOG, (errmsg("flusso: index \"%s\": %s", x->name, message)));
@@ -529,10 +522,10 @@ check_served(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 
 	if (g->server == NULL)
 		return no_server(status, g);
-	dynamic = os_index_dynamic(g->server, g->concrete, &req);
+	dynamic = os_index_dynamic(g->server, g->row.concrete, &req);
 	type = os_succeeded(req, 0) ? NULL : os_json_error_type(req->response);
 	if (req->status == 404 && type && strcmp(type, "index_not_found_exception") == 0)
-		return served_gone(x, g, "was deleted");
+		return served_gone(x, g, "was deleted", status);
 	if (!os_succeeded(req, 0))
 	{
 		/* closed: its _bulk items are refused for now, and say so */
@@ -542,29 +535,30 @@ check_served(ShipIndex *x, ShipGeneration *g, ShipStatus *status)
 	else if (dynamic == NULL || strcmp(dynamic, "strict") != 0)
 	{
 		/* created again by a _bulk, with whatever it was sent: delete it */
-		if (!os_succeeded(req = os_delete_index(g->server, g->concrete), 404))
+		if (!os_succeeded(req = os_delete_index(g->server, g->row.concrete), 404))
 			return failed(status, req);
-		return served_gone(x, g, "was deleted and created again with dynamic mappings (it is deleted)");
+		return served_gone(x, g, "was deleted and created again with dynamic mappings (it is deleted)",
+						   status);
 	}
-	holders = os_alias_holders(g->server, g->alias, &req);
+	holders = os_alias_holders(g->server, g->row.alias, &req);
 	if (!os_succeeded(req, 404))
 		return failed(status, req);
-	if (list_length(holders) == 1 && strcmp(linitial(holders), g->concrete) == 0)
+	if (list_length(holders) == 1 && strcmp(linitial(holders), g->row.concrete) == 0)
 		return true;
 	if (!ship_alias_may_move(x, g, holders, true, status))
 		return false;
-	if (!os_succeeded(req = os_move_alias(g->server, g->alias, holders, g->concrete), 0))
+	if (!os_succeeded(req = os_move_alias(g->server, g->row.alias, holders, g->row.concrete), 0))
 		return failed(status, req);
-	ship_alias_taken(x);
+	ship_alias_taken(x, status);
 	initStringInfo(&names);
 	foreach(lc, holders)
 		appendStringInfo(&names, "%s\"%s\"", names.len > 0 ? ", " : "", (char *) lfirst(lc));
 	ereport(LOG,
 			(errmsg("flusso: OpenSearch alias \"%s\" of index \"%s\" served %s; it serves \"%s\" again",
-					g->alias, x->name, holders ? names.data : "nothing", g->concrete)));
+					g->row.alias, x->name, holders ? names.data : "nothing", g->row.concrete)));
 	ship_record_error(x->name,
 					  psprintf("OpenSearch alias \"%s\" served %s; it was put back on \"%s\"",
-							   g->alias, holders ? names.data : "nothing", g->concrete));
+							   g->row.alias, holders ? names.data : "nothing", g->row.concrete));
 	return true;
 }
 
@@ -574,8 +568,8 @@ record_settled(ShipRuntime *rt, const ShipGeneration *g)
 {
 	if (rt->settled_settings)
 		pfree(rt->settled_settings);
-	rt->settled = g->generation;
-	rt->settled_settings = MemoryContextStrdup(TopMemoryContext, g->live_settings);
+	rt->settled = g->row.generation;
+	rt->settled_settings = MemoryContextStrdup(TopMemoryContext, g->row.live_settings);
 }
 
 /*
@@ -592,26 +586,26 @@ settle(ShipIndex *x, ShipRuntime *rt, ShipGeneration *g)
 {
 	HttpRequest *req;
 
-	if (rt->settled == g->generation && rt->settled_settings &&
-		strcmp(rt->settled_settings, g->live_settings) == 0)
+	if (rt->settled == g->row.generation && rt->settled_settings &&
+		strcmp(rt->settled_settings, g->row.live_settings) == 0)
 		return;
 	if (g->server == NULL ||
 		(rt->settle_failed_at != 0 &&
 		 GetCurrentTimestamp() < TimestampTzPlusMilliseconds(rt->settle_failed_at, SHIP_CHECK_MS)))
 		return;
-	if (!os_succeeded(req = os_put_settings(g->server, g->concrete, g->live_settings), 0))
+	if (!os_succeeded(req = os_put_settings(g->server, g->row.concrete, g->row.live_settings), 0))
 	{
 		rt->settle_failed_at = GetCurrentTimestamp();
 		ship_record_error(x->name,
 						  psprintf("the replicas and refresh interval of the index could not be put on OpenSearch index \"%s\": %s",
-								   g->concrete, http_failure(req)));
+								   g->row.concrete, http_failure(req)));
 		return;
 	}
 	rt->settle_failed_at = 0;
-	if (rt->settled == g->generation)
+	if (rt->settled == g->row.generation)
 		ereport(LOG,
 				(errmsg("flusso: OpenSearch index \"%s\" of index \"%s\" now has %s",
-						g->concrete, x->name, g->live_settings)));
+						g->row.concrete, x->name, g->row.live_settings)));
 	record_settled(rt, g);
 }
 
@@ -646,19 +640,19 @@ ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 
 		if (!ship_generation_active(g))
 			continue;
-		if (!g->created && !create(x, g, status))
+		if (!g->row.created && !create(x, g, status))
 			return false;
 		/* nothing is written into an index that is not this database's */
 		if (!ship_generation_owned(x, g, true, status, &foreign))
 			return false;
-		if (g->remap && !remap(x, rt, g, status))
+		if (g->row.remap && !remap(x, rt, g, status))
 			return false;
 		/* emptied over several turns, and nothing else of x until it is */
-		if (g->truncate_version >= 0 && (!empty(rt, g, status) || g->truncate_version >= 0))
+		if (g->row.truncate_version >= 0 && (!empty(rt, g, status) || g->row.truncate_version >= 0))
 			return false;
-		if (strcmp(g->state, "seeded") == 0)
+		if (g->row.state == GENERATION_SEEDED)
 			latest_seeded = g;
-		if (strcmp(g->state, "served") == 0)
+		if (g->row.state == GENERATION_SERVED)
 			served = g;
 	}
 	if (served && GetCurrentTimestamp() >= TimestampTzPlusMilliseconds(rt->checked_at, SHIP_CHECK_MS))
@@ -669,18 +663,18 @@ ship_generations(ShipIndex *x, ShipRuntime *rt, ShipStatus *status)
 	}
 	if (served)
 		settle(x, rt, served);
-	if (latest_seeded && latest_seeded->drained && latest_seeded->rejected > 0)
+	if (latest_seeded && latest_seeded->row.drained && latest_seeded->row.rejected > 0)
 		ship_record_error(x->name,
 						  psprintf("OpenSearch index \"%s\" is not served: " INT64_FORMAT " of its documents were rejected; see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
-								   latest_seeded->concrete, latest_seeded->rejected,
+								   latest_seeded->row.concrete, latest_seeded->row.rejected,
 								   x->name, x->name));
-	else if (latest_seeded && latest_seeded->drained)
+	else if (latest_seeded && latest_seeded->row.drained)
 	{
 		if (!serve(x, latest_seeded, status))
 			return false;
 		record_settled(rt, latest_seeded);
 	}
-	ship_conflict_over(x);
+	ship_conflict_over(x, status);
 	return true;
 }
 
@@ -694,7 +688,7 @@ ship_is_ready(ShipIndex *x)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (ship_generation_active(g) && g->created && x->live)
+		if (ship_generation_active(g) && g->row.created && x->live)
 			return true;
 	}
 	return false;

@@ -33,6 +33,18 @@
  * the index's shipping.  A row with an item to try again stays, and the
  * index backs off.
  *
+ * While OpenSearch mirrors the table sink (sink/opensearch_sink.c), the
+ * documents are read as the table sink stores them: a document is built
+ * once, by the worker, and OpenSearch never holds what the table sink did
+ * not.  Whether OpenSearch mirrors it is read twice: before, so that an
+ * index without the table sink, or being seeded, reads nothing it would
+ * not use; and after the documents are read, in the same transaction, with
+ * the documents table locked since the read (store/stored_docs.c): a
+ * table emptied by flusso_set_sinks(), or replaced by a seed's end, before
+ * the lock was taken is then seen to be so, and one emptied or replaced
+ * after it waits for this transaction to end (while a transaction that
+ * does so holds the table, the documents are built).
+ *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
@@ -44,17 +56,21 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "flusso.h"
+#include "settings.h"
 #include "util/attempt.h"
 #include "util/xact.h"
 #include "document/by_id.h"
+#include "document/session.h"
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_outbox.h"
+#include "store/stored_docs.h"
 #include "opensearch/bulk.h"
 #include "opensearch/http.h"
 #include "opensearch/nodes.h"
-#include "shipper/ship_batch.h"
-#include "shipper/shipper.h"
+#include "shipper/ship.h"
+#include "shipper/ship_digest.h"
+#include "shipper/ship_range.h"
+#include "shipper/ship_record.h"
 
 
 /* the index whose documents are being built, while they are */
@@ -109,6 +125,29 @@ read_rows(BulkBatch *b)
 }
 
 /*
+ * The documents of ids[0..n-1] as the table sink holds them (NULL: it
+ * holds none, a delete), in the caller's memory context; NULL when
+ * OpenSearch does not mirror the table sink, and the caller builds them.
+ */
+static char **
+stored_docs(const ShipIndex *x, char **ids, int n)
+{
+	char	  **docs;
+	BuildSession session;
+	bool		read;
+
+	if (generation_mirroring_table(x->name) == 0)
+		return NULL;
+	docs = palloc0(sizeof(char *) * Max(n, 1));
+	doc_session_begin(&session, x->owner);
+	read = stored_docs_read(x->name, ids, n, docs);
+	doc_session_end(&session);
+	if (!read || generation_mirroring_table(x->name) == 0)
+		return NULL;
+	return docs;
+}
+
+/*
  * Build the documents of the rows as the index's owner, under the same
  * conditions the worker builds them, with the build statement kept with
  * what the pass read (ship_catalog.c).
@@ -126,22 +165,15 @@ build_rows(void *arg)
 		ids[i] = b->rows[i].id;
 	old = MemoryContextSwitchTo(b->context);
 	/*
-	 * while OpenSearch mirrors the table sink, what it stores (ship_stored.c);
+	 * while OpenSearch mirrors the table sink, what it stores (stored_docs());
 	 * never while a generation is seeded, as it is for a range's bulk
 	 */
-	docs = b->range != NULL ? NULL : ship_stored_docs(b->x, ids, b->nrows);
+	docs = b->range != NULL ? NULL : stored_docs(b->x, ids, b->nrows);
 	if (docs == NULL)
 		docs = doc_build_ids(query, b->x->owner, ids, b->nrows);
 	MemoryContextSwitchTo(old);
 	for (int i = 0; i < b->nrows; i++)
 		b->rows[i].doc = docs[i];
-}
-
-/* Does generation g take row r?  A seed's rows go to unserved ones only. */
-bool
-ship_generation_takes(const ShipGeneration *g, const QueuedRow *r)
-{
-	return !(r->seed_only && strcmp(g->state, "served") == 0);
 }
 
 /*
@@ -181,9 +213,9 @@ compose(BulkBatch *b, int max_bytes)
 			if (!ship_generation_takes(g, r) || ship_digest_held(r, t))
 				continue;
 			if (r->doc)
-				bulk_add_index(&row, g->concrete, r->id, r->version, r->doc);
+				bulk_add_index(&row, g->row.concrete, r->id, r->version, r->doc);
 			else
-				bulk_add_delete(&row, g->concrete, r->id, r->version);
+				bulk_add_delete(&row, g->row.concrete, r->id, r->version);
 			b->deletes[nitems] = r->doc == NULL;
 			b->item_targets[nitems++] = t;
 			r->largest_item = Max(r->largest_item, row.len - before);
@@ -274,18 +306,18 @@ read_targets(BulkBatch *b)
 		{
 			ShipGeneration *g = lfirst(lc);
 
-			if (g->generation == generation)
+			if (g->row.generation == generation)
 				found = g;
 		}
-		if (found == NULL || !found->created || !ship_generation_active(found))
+		if (found == NULL || !found->row.created || !ship_generation_active(found))
 		{
 			/* the next pass reads the catalog again */
-			ship_catalog_forget();
+			b->status->reread = true;
 			MemoryContextSwitchTo(old);
 			return false;
 		}
 		/* it refused the fields its index gained: it is being replaced */
-		if (found->remap)
+		if (found->row.remap)
 			continue;
 		b->targets = lappend(b->targets, found);
 	}
@@ -309,7 +341,7 @@ prepare(BulkBatch *b, char **failure)
 	/* the catalog changed since the pass read it: the next pass reads it */
 	if (!ship_catalog_holds())
 	{
-		ship_catalog_forget();
+		b->status->reread = true;
 		b->stale = true;
 		xact_commit();
 		return false;
@@ -367,8 +399,8 @@ prepare(BulkBatch *b, char **failure)
  */
 static BulkBatch *
 prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
-			  RangeCursor *range, HTAB *busy, bool *worked, bool *blocked, bool *settled,
-			  char **failure)
+			  RangeCursor *range, HTAB *busy, ShipStatus *status, bool *worked,
+			  bool *blocked, bool *settled, char **failure)
 {
 	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "flusso bulk",
 												  ALLOCSET_DEFAULT_SIZES);
@@ -378,6 +410,7 @@ prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor
 	bool		prepared;
 
 	b->x = x;
+	b->status = status;
 	b->context = context;
 	/* as many as the cap allows, and as build in about a turn */
 	b->limit = Max(1, rt->items_cap / generations);
@@ -439,8 +472,8 @@ prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor
  */
 BulkBatch *
 bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
-			 RangeCursor *range, HTAB *busy, bool *worked, bool *blocked, bool *settled,
-			 char **failure)
+			 RangeCursor *range, HTAB *busy, ShipStatus *status, bool *worked,
+			 bool *blocked, bool *settled, char **failure)
 {
 	bool		range_first = range_wanted(range) && range->next;
 	BulkBatch  *b = NULL;
@@ -453,8 +486,8 @@ bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor,
 		if (from_range && !range_wanted(range))
 			continue;
 		b = prepare_batch(x, rt, from_range ? 1 : generations, cursor,
-						  from_range ? range : NULL, busy, worked, &busy_first, settled,
-						  failure);
+						  from_range ? range : NULL, busy, status, worked, &busy_first,
+						  settled, failure);
 		*blocked |= busy_first;
 		if (b != NULL)
 			range->next = !from_range;

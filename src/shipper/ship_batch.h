@@ -17,7 +17,8 @@
 
 #include "opensearch/bulk.h"
 #include "opensearch/http.h"
-#include "shipper/shipper.h"
+#include "shipper/ship_catalog.h"
+#include "store/catalog_rejected.h"
 
 /*
  * A document's digest: the first bytes of the SHA-256 of its source
@@ -88,6 +89,7 @@ typedef struct BulkBatch
 	RangeCursor *range;			/* a range's bulk, or NULL: the outbox's */
 	char	  ***keys;			/* a range's: the root key of each row */
 	int			consumed;		/* a range's: rows sent or building nothing */
+	ShipStatus *status;			/* what the turn came to */
 	MemoryContext context;		/* the batch's, outlives the transactions */
 } BulkBatch;
 
@@ -102,37 +104,27 @@ typedef struct Outcome
 	bool		answered;		/* the items' results were read */
 } Outcome;
 
-/* ship.c */
-extern bool ship_generation_takes(const ShipGeneration *g, const QueuedRow *r);
-extern BulkBatch *bulk_prepare(ShipIndex *x, ShipRuntime *rt, int generations,
-							   ShipCursor *cursor, RangeCursor *range, HTAB *busy,
-							   bool *worked, bool *blocked, bool *settled, char **failure);
-extern bool bulk_judge(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
-extern void bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status);
+/* Does generation g take row r?  A served one takes no seed's row. */
+static inline bool
+ship_generation_takes(const ShipGeneration *g, const QueuedRow *r)
+{
+	return !(r->seed_only && g->row.state == GENERATION_SERVED);
+}
 
-/* ship_digest.c */
-extern void ship_digest_compare(BulkBatch *b);
-extern bool ship_digest_held(const QueuedRow *r, int t);
-extern void ship_digest_note_results(const BulkBatch *b, QueuedRow *r,
-									 const BulkItemResult *results);
-extern void ship_digest_record(BulkBatch *b);
+/* Is a row of this id hash in a bulk in flight (ship_flight.c)? */
+static inline bool
+ship_id_busy(HTAB *busy, uint32 id_hash)
+{
+	return hash_search(busy, &id_hash, HASH_FIND, NULL) != NULL;
+}
 
-/* ship_flight.c */
-extern bool ship_id_busy(HTAB *busy, uint32 id_hash);
-
-/* ship_range.c */
-extern void range_cursor_init(RangeCursor *range, ShipIndex *x);
-extern bool range_wanted(const RangeCursor *range);
-extern void range_read(BulkBatch *b);
-extern bool range_targets(BulkBatch *b);
-extern void range_consumed(BulkBatch *b);
-extern bool range_went_through(const Outcome *out);
-extern void range_record(BulkBatch *b, const Outcome *out);
-extern bool range_finish(RangeCursor *range);
-
-/* ship_record.c */
-extern void ship_record_batch(BulkBatch *b, Outcome *out);
-extern void ship_record_rejected(const char *index, const QueuedRow *r,
-								 const BulkItemResult *result);
+/* Row r is refused for good, for the reason result says. */
+static inline void
+ship_record_rejected(const char *index, const QueuedRow *r, const BulkItemResult *result)
+{
+	catalog_record_rejected(index, r->id, r->version, result->status,
+							result->error_type ? result->error_type : "unknown",
+							result->reason ? result->reason : "");
+}
 
 #endif							/* FLUSSO_SHIPPER_SHIP_BATCH_H */

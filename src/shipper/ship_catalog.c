@@ -25,14 +25,14 @@
  *		every index has its sink: a generation on its way changes with
  *		the outbox (drained) and the rejected rows, which the catalog's
  *		change count does not see, so such a pass reads them as before;
- *	  - the change count (ship_watch.c) has not moved since just before it
- *		was read: no commit changed flusso's tables (the SQL functions,
+ *	  - the change count (below) has not moved since just before it was
+ *		read: no commit changed flusso's tables (the SQL functions,
  *		the worker's sink verbs and owners), and no invalidation came for
  *		a table, column, privilege, server, user mapping, role, schema,
  *		function or type;
  *	  - the shipper changed nothing itself: a step it recorded in
  *		flusso.opensearch_generation, shipping it stopped, a generation a
- *		bulk names that it did not read (ship_catalog_forget());
+ *		bulk names that it did not read (ShipStatus.reread);
  *	  - the configuration was not reloaded, and it was read less than
  *		SHIP_CATALOG_MAX_AGE_MS ago (a backstop).
  *
@@ -41,6 +41,28 @@
  * a build statement older than the change it commits after.  The build
  * statements run as the owner with the privileges of the moment, whatever
  * is kept: privileges are checked when they run.
+ *
+ * The change count grows whenever what the shipper keeps may have
+ * changed, in two ways, as the worker's does (worker/catalog_watch.c).
+ * flusso's own tables change
+ * through flusso's SQL functions, the worker's sink verbs (a generation
+ * begun, seeded, truncated or retired, shipping resumed) and the owners
+ * it follows, and each such commit is counted in the database's shared
+ * memory (ipc/requests.c), after it is visible.  PostgreSQL's catalogs
+ * change through DDL, whose invalidation messages ipc/catalog_changes.c
+ * counts: a relcache one for every change of a table, its columns or its
+ * privileges; and the syscaches of what the shipper reads besides: the
+ * foreign servers, their wrappers and user mappings (a server's options,
+ * its credentials, USAGE granted or revoked), roles and memberships, and
+ * the schemas, functions and types a build statement names.  More counts
+ * than changes cost one catalog read each; the shipper's own steps
+ * neither send invalidations nor need to: they say so in what a turn came
+ * to (ShipStatus), and the loop drops what it keeps once the turn ends
+ * (ship_catalog_forget()).
+ *
+ * Another backend's invalidations reach this process when it reads the
+ * shared invalidation queue: catalog_changes_count() reads it, which costs the
+ * test of a flag when it is empty.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -52,8 +74,10 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "ipc/catalog_changes.h"
 #include "ipc/shared.h"
 #include "util/xact.h"
 #include "store/catalog_index.h"
@@ -61,7 +85,7 @@
 #include "opensearch/api.h"
 #include "document/build.h"
 #include "schema/schema.h"
-#include "shipper/shipper.h"
+#include "shipper/ship_catalog.h"
 #include "source/source.h"
 
 /*
@@ -77,11 +101,24 @@ static struct
 	List	   *indexes;		/* ShipIndex, in context */
 	bool		steady;			/* it holds until a change is counted */
 	DatabaseEntry *entry;
-	uint64		count;			/* ship_watch_count() before it was read */
+	uint64		count;			/* catalog_changes_count() before it was read */
 	TimestampTz loaded_at;
 	SourceIdentity identity;	/* id NULL: a catalog before 0.7.0 */
 	char	   *owner_record;	/* the identity, as OpenSearch indexes record it */
 }			kept;
+
+/* Count invalidations from now on; once per process. */
+void
+ship_watch_start(void)
+{
+	static const int caches[] = {
+		FOREIGNSERVEROID, FOREIGNDATAWRAPPEROID, USERMAPPINGOID,
+		USERMAPPINGUSERSERVER, AUTHOID, AUTHMEMMEMROLE,
+		NAMESPACEOID, PROCOID, TYPEOID
+	};
+
+	catalog_changes_watch(caches, lengthof(caches));
+}
 
 static ShipIndex *
 find_index(List *indexes, const char *name)
@@ -146,31 +183,15 @@ load_generations(List *indexes, MemoryContext context)
 		ShipGeneration *g = palloc0(sizeof(ShipGeneration));
 		ShipIndex  *x;
 
-		g->generation = row->generation;
-		g->index_name = row->index_name;
-		g->alias = row->alias;
-		g->concrete = row->concrete;
-		g->state = row->state;
-		g->created = row->created;
-		g->keep = row->keep;
-		g->seeded_version = row->seeded_version;
-		g->truncate_version = row->truncate_version;
-		g->create_body = row->create_body;	/* shards, for now */
-		g->live_settings = row->live_settings;
+		g->row = *row;
 		g->server = os_server_load(row->server_name, row->owner, true);
 
-		g->drained = row->drained;
-		g->rejected = row->rejected;
-		g->ranges_version = row->ranges_version;
-		g->ranges_done = row->ranges_done;
-		g->remap = row->remap;
-
-		x = find_index(indexes, g->index_name);
+		x = find_index(indexes, row->index_name);
 		if (x == NULL)
 		{
 			/* dropped, or its sink removed: only retiring is left */
 			x = palloc0(sizeof(ShipIndex));
-			x->name = g->index_name;
+			x->name = row->index_name;
 			x->owner = row->owner;
 			indexes = lappend(indexes, x);
 		}
@@ -234,18 +255,18 @@ load(MemoryContext context, List **indexes, SourceIdentity *identity, char **own
 			ShipGeneration *g = lfirst(gc);
 			char	   *body;
 
-			if ((g->created && !g->remap) || !ship_generation_active(g) || !x->live)
+			if ((g->row.created && !g->row.remap) || !ship_generation_active(g) || !x->live)
 				continue;
 			if (mapping == NULL)
 			{
 				mapping = schema_mapping_json(catalog_load_index(x->name)->schema);
 				x->mapping = MemoryContextStrdup(context, mapping);
 			}
-			if (g->created)
+			if (g->row.created)
 				continue;
 			/* a seed writes with refresh off and no replicas, restored when served */
-			body = os_index_body(mapping, atoi(g->create_body), 0, "-1", *owner_record);
-			g->create_body = MemoryContextStrdup(context, body);
+			body = os_index_body(mapping, atoi(g->row.create_body), 0, "-1", *owner_record);
+			g->row.create_body = MemoryContextStrdup(context, body);
 		}
 	}
 	SPI_finish();
@@ -275,8 +296,8 @@ steady(List *indexes)
 		{
 			ShipGeneration *g = lfirst(gc);
 
-			if (!g->created || strcmp(g->state, "served") != 0 ||
-				g->truncate_version >= 0)
+			if (!g->row.created || g->row.state != GENERATION_SERVED ||
+				g->row.truncate_version >= 0)
 				return false;
 		}
 	}
@@ -291,7 +312,7 @@ steady(List *indexes)
 bool
 ship_load(DatabaseEntry *entry, List **indexes)
 {
-	uint64		count = ship_watch_count(entry);
+	uint64		count = catalog_changes_count(entry);
 	TimestampTz now = GetCurrentTimestamp();
 	MemoryContext context;
 	List	   *loaded;
@@ -356,7 +377,7 @@ ship_catalog_forget(void)
 bool
 ship_catalog_holds(void)
 {
-	return kept.context != NULL && ship_watch_count(kept.entry) == kept.count;
+	return kept.context != NULL && catalog_changes_count(kept.entry) == kept.count;
 }
 
 /*
@@ -425,4 +446,11 @@ ship_record_shipped(const char *index, int64 shipped)
 		rate_note(&status->ship_rate, GetCurrentTimestamp(), status->shipped);
 	}
 	LWLockRelease(flusso_shared->lock);
+}
+
+/* Does g still take documents (not retired)? */
+bool
+ship_generation_active(const ShipGeneration *g)
+{
+	return g->row.state != GENERATION_RETIRED;
 }

@@ -47,7 +47,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "shipper/ship_batch.h"
+#include "shipper/ship_digest.h"
 #include "store/catalog_opensearch_digest.h"
 
 /* The documents of a bulk, one element per row and generation, as arrays. */
@@ -81,7 +81,7 @@ arrays_add(DigestArrays *a, BulkBatch *b, int i, int t)
 	QueuedRow  *r = &b->rows[i];
 	ShipGeneration *g = list_nth(b->targets, t);
 
-	a->generations[a->n] = Int64GetDatum(g->generation);
+	a->generations[a->n] = Int64GetDatum(g->row.generation);
 	a->ids[a->n] = CStringGetTextDatum(r->id);
 	if (r->doc != NULL)
 	{

@@ -45,8 +45,10 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "shipper/ship_batch.h"
-#include "shipper/shipper.h"
+#include "shipper/ship.h"
+#include "shipper/ship_flight.h"
+#include "shipper/ship_range.h"
+#include "shipper/ship_wait.h"
 
 /* An id hash of a bulk in flight, and how many rows in flight have it. */
 typedef struct BusyId
@@ -72,12 +74,6 @@ typedef struct Flight
 	bool		worked;
 	TimestampTz end;
 } Flight;
-
-bool
-ship_id_busy(HTAB *busy, uint32 id_hash)
-{
-	return hash_search(busy, &id_hash, HASH_FIND, NULL) != NULL;
-}
 
 /* Count the rows b sends in f->busy, or (add false) no longer. */
 static void
@@ -128,7 +124,7 @@ prepare_next(Flight *f, ShipStatus *status)
 			return;
 		settled = false;
 		f->ready = bulk_prepare(f->x, f->rt, f->generations, &f->cursor, &f->range, f->busy,
-								&f->worked, &blocked, &settled, &failure);
+								status, &f->worked, &blocked, &settled, &failure);
 	} while (settled && f->ready == NULL && failure == NULL && !blocked);
 	if (f->ready != NULL)
 		mark_busy(f, f->ready, true);

@@ -44,7 +44,7 @@
 
 #include "util/xact.h"
 #include "opensearch/api.h"
-#include "shipper/shipper.h"
+#include "shipper/ship_owner.h"
 #include "source/source.h"
 #include "store/catalog_sink.h"
 
@@ -128,7 +128,7 @@ conflict(ShipIndex *x, ShipStatus *status, const char *message)
 		if (xact_begin(true, NULL, 0))
 		{
 			catalog_set_conflict(x->name, message);
-			ship_catalog_forget();
+			status->reread = true;
 			xact_commit();
 		}
 	}
@@ -138,14 +138,14 @@ conflict(ShipIndex *x, ShipStatus *status, const char *message)
 
 /* What a turn of x came to without a conflict: any conflict of x is over. */
 void
-ship_conflict_over(ShipIndex *x)
+ship_conflict_over(ShipIndex *x, ShipStatus *status)
 {
 	if (x->conflict == NULL)
 		return;
 	if (xact_begin(true, NULL, 0))
 	{
 		catalog_set_conflict(x->name, NULL);
-		ship_catalog_forget();
+		status->reread = true;
 		xact_commit();
 	}
 	ereport(LOG, (errmsg("flusso shipper: index \"%s\": the conflict over its OpenSearch alias is over", x->name)));
@@ -200,9 +200,9 @@ ship_generation_owned(ShipIndex *x, ShipGeneration *g, bool writing, ShipStatus 
 	OwnerRecord *owner;
 
 	*foreign = false;
-	if (me->id == NULL || !g->created || g->server == NULL || is_verified(g->concrete))
+	if (me->id == NULL || !g->row.created || g->server == NULL || is_verified(g->row.concrete))
 		return true;
-	owners = os_index_owners(g->server, list_make1(g->concrete), &req);
+	owners = os_index_owners(g->server, list_make1(g->row.concrete), &req);
 	if (req->status == 404)
 		return true;
 	if (!os_succeeded(req, 0))
@@ -213,21 +213,21 @@ ship_generation_owned(ShipIndex *x, ShipGeneration *g, bool writing, ShipStatus 
 		case OWNER_THIS:
 			break;
 		case OWNER_NONE:
-			if (!os_succeeded(req = os_put_owner(g->server, g->concrete, owner_record), 0))
+			if (!os_succeeded(req = os_put_owner(g->server, g->row.concrete, owner_record), 0))
 				return request_failed(status, req);
 			ereport(LOG,
 					(errmsg("flusso shipper: OpenSearch index \"%s\" of index \"%s\" now records this database as its owner",
-							g->concrete, x->name)));
+							g->row.concrete, x->name)));
 			break;
 		case OWNER_OTHER:
 			*foreign = true;
 			if (writing)
 				conflict(x, status,
 						 psprintf("OpenSearch index \"%s\", a generation of this index in the catalog, is an index of %s: nothing is written into it or deleted from it; call flusso_resnapshot('%s') to seed one of this database's own",
-								  g->concrete, describe_owner(owner), x->name));
+								  g->row.concrete, describe_owner(owner), x->name));
 			return false;
 	}
-	remember_verified(g->concrete);
+	remember_verified(g->row.concrete);
 	return true;
 }
 
@@ -239,7 +239,7 @@ known_generation(ShipIndex *x, const char *index)
 
 	foreach(lc, x->generations)
 	{
-		if (strcmp(((ShipGeneration *) lfirst(lc))->concrete, index) == 0)
+		if (strcmp(((ShipGeneration *) lfirst(lc))->row.concrete, index) == 0)
 			return true;
 	}
 	return false;
@@ -297,19 +297,19 @@ ship_alias_may_move(ShipIndex *x, ShipGeneration *g, List *holders, bool moving,
 			if (moving)
 				ereport(LOG,
 						(errmsg("flusso shipper: index \"%s\" takes OpenSearch alias \"%s\" over from \"%s\", an index of %s, as flusso_adopt() asked; that index is left as it is",
-								x->name, g->alias, owner->index,
+								x->name, g->row.alias, owner->index,
 								kind == OWNER_THIS ? "this database's identity" : describe_owner(owner))));
 			continue;
 		}
 		if (kind == OWNER_OTHER)
 			conflict(x, status,
 					 psprintf("OpenSearch alias \"%s\" serves \"%s\", an index of %s, not of this %s: flusso writes only into OpenSearch indexes of its own database, and does not take the alias; %s",
-							  g->alias, owner->index, describe_owner(owner), describe_me(),
+							  g->row.alias, owner->index, describe_owner(owner), describe_me(),
 							  remedies(x, g)));
 		else
 			conflict(x, status,
 					 psprintf("OpenSearch alias \"%s\" serves \"%s\", an index made with this database's identity that its catalog does not know: one that flusso_drop_index(keep_opensearch => true) left, or one made by another server running as this database (a restored base backup, a cloned volume, a standby promoted while this one kept running), which must then stop shipping there; %s",
-							  g->alias, owner->index, remedies(x, g)));
+							  g->row.alias, owner->index, remedies(x, g)));
 		return false;
 	}
 	return true;
@@ -317,14 +317,14 @@ ship_alias_may_move(ShipIndex *x, ShipGeneration *g, List *holders, bool moving,
 
 /* The alias of x moved as flusso_adopt() asked: that is done. */
 void
-ship_alias_taken(ShipIndex *x)
+ship_alias_taken(ShipIndex *x, ShipStatus *status)
 {
 	if (!x->take_alias)
 		return;
 	if (xact_begin(true, NULL, 0))
 	{
 		(void) catalog_take_alias(x->name, false);
-		ship_catalog_forget();
+		status->reread = true;
 		xact_commit();
 	}
 	x->take_alias = false;

@@ -36,7 +36,7 @@
 
 #include "document/docid.h"
 #include "document/keyset.h"
-#include "shipper/ship_batch.h"
+#include "shipper/ship_range.h"
 #include "store/catalog_opensearch_generation.h"
 #include "util/xact.h"
 
@@ -56,9 +56,9 @@ range_cursor_init(RangeCursor *range, ShipIndex *x)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (g->ranges_version >= 0 && !g->ranges_done && g->created &&
-			g->truncate_version < 0 &&
-			(strcmp(g->state, "seeding") == 0 || strcmp(g->state, "seeded") == 0))
+		if (g->row.ranges_version >= 0 && !g->row.ranges_done && g->row.created &&
+			g->row.truncate_version < 0 &&
+			(g->row.state == GENERATION_SEEDING || g->row.state == GENERATION_SEEDED))
 		{
 			range->g = g;
 			return;
@@ -91,7 +91,7 @@ range_read(BulkBatch *b)
 	{
 		old = MemoryContextSwitchTo(range->context);
 		range->nkeys = q->nkeys;
-		range->after = generation_ranges_after(range->g->generation, q->nkeys);
+		range->after = generation_ranges_after(range->g->row.generation, q->nkeys);
 		range->known = true;
 		MemoryContextSwitchTo(old);
 	}
@@ -111,7 +111,7 @@ range_read(BulkBatch *b)
 			b->blocked = n == 0;
 			break;
 		}
-		r->version = range->g->ranges_version;
+		r->version = range->g->row.ranges_version;
 		r->first_item = -1;
 		b->keys[n++] = key;
 	}
@@ -136,7 +136,7 @@ range_targets(BulkBatch *b)
 
 	for (int i = 0; i < n; i++)
 	{
-		if (generations[i] == g->generation)
+		if (generations[i] == g->row.generation)
 		{
 			MemoryContext old = MemoryContextSwitchTo(b->context);
 
@@ -145,7 +145,7 @@ range_targets(BulkBatch *b)
 			return true;
 		}
 	}
-	ship_catalog_forget();
+	b->status->reread = true;
 	b->range->g = NULL;
 	return false;
 }
@@ -192,7 +192,7 @@ range_record(BulkBatch *b, const Outcome *out)
 	forboth(lc, out->rejected, rc, out->rejections)
 		ship_record_rejected(b->x->name, lfirst(lc), lfirst(rc));
 	if (!b->range->broken && b->consumed > 0)
-		generation_ranges_advance(b->range->g->generation, b->keys[b->consumed - 1],
+		generation_ranges_advance(b->range->g->row.generation, b->keys[b->consumed - 1],
 								  b->range->nkeys, b->consumed);
 }
 
@@ -208,8 +208,8 @@ range_finish(RangeCursor *range)
 		return false;
 	if (!xact_begin(true, NULL, 0))
 		return false;
-	generation_ranges_finish(range->g->generation);
+	generation_ranges_finish(range->g->row.generation);
 	xact_commit();
-	range->g->ranges_done = true;
+	range->g->row.ranges_done = true;
 	return true;
 }

@@ -18,7 +18,9 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "shipper/ship_batch.h"
+#include "shipper/ship_digest.h"
+#include "shipper/ship_range.h"
+#include "shipper/ship_record.h"
 #include "store/catalog_outbox.h"
 #include "store/catalog_rejected.h"
 #include "store/catalog_sink.h"
@@ -67,23 +69,16 @@ forget_rows(const char *index, List *rows)
 	return forgotten;
 }
 
-/* Row r is refused for good, for the reason result says. */
-void
-ship_record_rejected(const char *index, const QueuedRow *r, const BulkItemResult *result)
-{
-	catalog_record_rejected(index, r->id, r->version, result->status,
-							result->error_type ? result->error_type : "unknown",
-							result->reason ? result->reason : "");
-}
-
 /*
  * Stop the shipping of an index, as on_error 'stop' asks, for n rejected
  * documents of error type error_type.
  */
 static void
-stop_index(const char *index, int n, const char *error_type)
+stop_index(BulkBatch *b, int n, const char *error_type)
 {
-	ship_catalog_forget();
+	const char *index = b->x->name;
+
+	b->status->reread = true;
 	catalog_stop_shipping(index,
 						  psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
 								   n, error_type, index, index));
@@ -110,7 +105,7 @@ ship_record_batch(BulkBatch *b, Outcome *out)
 	{
 		BulkItemResult *first = linitial(out->rejections);
 
-		stop_index(index, list_length(out->rejected),
+		stop_index(b, list_length(out->rejected),
 				   first->error_type ? first->error_type : "unknown");
 	}
 	/* what OpenSearch stored, before the rows leave the outbox */

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * ship_wait.c
- *	  What the shipper tells flusso_wait() (index/wait.c) of an index: up
+ *	  What the shipper tells flusso_wait() (api/wait.c) of an index: up
  *	  to which commit OpenSearch holds its changes in the served generation
  *	  (shipped_lsn), up to which _search sees them (refreshed_lsn), and
  *	  why shipping cannot get further now (ship_blocked).
@@ -42,7 +42,7 @@
 
 #include "opensearch/api.h"
 #include "opensearch/http.h"
-#include "shipper/shipper.h"
+#include "shipper/ship_wait.h"
 #include "store/catalog_outbox.h"
 #include "store/catalog_rejected.h"
 #include "util/xact.h"
@@ -60,7 +60,7 @@ served_generation(ShipIndex *x)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (strcmp(g->state, "served") == 0 && g->created && g->server != NULL)
+		if (g->row.state == GENERATION_SERVED && g->row.created && g->server != NULL)
 			return g;
 	}
 	return NULL;
@@ -76,7 +76,7 @@ generation_coming(ShipIndex *x)
 	{
 		ShipGeneration *g = lfirst(lc);
 
-		if (strcmp(g->state, "seeding") == 0 || strcmp(g->state, "seeded") == 0)
+		if (g->row.state == GENERATION_SEEDING || g->row.state == GENERATION_SEEDED)
 			return true;
 	}
 	return false;
@@ -211,7 +211,7 @@ ship_answer_waiters(ShipIndex *x, ShipRuntime *rt, DatabaseEntry *entry)
 	served = blocked == NULL ? served_generation(x) : NULL;
 	if (served && refresh_wanted > refreshed && shipped > refreshed)
 	{
-		if (os_succeeded(os_refresh(served->server, served->concrete), 0))
+		if (os_succeeded(os_refresh(served->server, served->row.concrete), 0))
 		{
 			LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 			status = shared_index_status(entry, x->name);

@@ -53,18 +53,25 @@
 #include "utils/wait_event.h"
 
 #include "access/xact.h"
-#include "flusso.h"
+#include "settings.h"
 #include "util/attempt.h"
 #include "util/pinned.h"
 #include "util/xact.h"
 #include "store/catalog_sink.h"
 #include "ipc/shared.h"
 #include "opensearch/http.h"
+#include "shipper/generations.h"
+#include "shipper/ship.h"
+#include "shipper/ship_catalog.h"
+#include "shipper/ship_flight.h"
+#include "shipper/ship_wait.h"
 #include "shipper/shipper.h"
 
 /* the longest sleep between passes */
 #define SHIP_NAPTIME_MS 1000
 #define SHIP_BACKOFF_MIN_MS 500
+/* how long a failed step waits before it is tried again, at most */
+#define SHIP_BACKOFF_MAX_MS 60000
 
 static DatabaseEntry *my_entry = NULL;
 static HTAB *runtimes = NULL;
@@ -184,14 +191,17 @@ record_failure(ShipRuntime *rt, const char *index, const char *message, int retr
 }
 
 /*
- * Record what a turn of index came to (see ShipStatus): a bulk that went
- * through ends the back-off, then every failure backs off again.
+ * Record what a turn of index came to (see ShipStatus): what the pass
+ * read is dropped if a step changed the catalog, a bulk that went through
+ * ends the back-off, then every failure backs off again.
  */
 static void
 record_status(ShipRuntime *rt, const char *index, const ShipStatus *status)
 {
 	ListCell   *lc;
 
+	if (status->reread)
+		ship_catalog_forget();
 	if (status->went_through)
 	{
 		rt->failures = 0;
@@ -280,7 +290,7 @@ run_turn(void *arg)
 static bool
 take_turn_alone(ShipIndex *x, ShipRuntime *rt)
 {
-	Turn		turn = {x, rt, {false, NIL, false}, false};
+	Turn		turn = {x, rt, {false, NIL, false, false}, false};
 	ErrorData  *error;
 	bool		ended;
 
@@ -314,7 +324,7 @@ run_answer(void *arg)
 static void
 answer_waiters(ShipIndex *x, ShipRuntime *rt)
 {
-	Turn		turn = {x, rt, {false, NIL, false}, false};
+	Turn		turn = {x, rt, {false, NIL, false, false}, false};
 	ErrorData  *error;
 
 	if (!attempt_outside_transaction(run_answer, &turn, &error))

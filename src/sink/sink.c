@@ -26,7 +26,7 @@
 
 #include "util/pinned.h"
 #include "store/catalog_sink.h"
-#include "flusso.h"
+#include "settings.h"
 #include "sink/opensearch_sink.h"
 #include "sink/sink.h"
 #include "sink/table_sink.h"

@@ -37,7 +37,7 @@
 #include "utils/lsyscache.h"
 
 #include "util/pinned.h"
-#include "flusso.h"
+#include "settings.h"
 #include "document/search_vector.h"
 #include "sink/table_sink.h"
 
@@ -292,7 +292,7 @@ table_sink_next_swap(const IndexSink *sink)
 
 /*
  * The table sink is turned off: the documents table stays, empty, since
- * the index lives as long as it and follows its owner (index/follow.c);
+ * the index lives as long as it and follows its owner (hooks/follow.c);
  * a seed's shadow goes.
  */
 void

@@ -45,7 +45,7 @@
 #include "utils/pg_lsn.h"
 
 #include "compat.h"
-#include "flusso.h"
+#include "settings.h"
 #include "source/upstream.h"
 
 /*

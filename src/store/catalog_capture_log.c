@@ -2,7 +2,7 @@
  *
  * catalog_capture_log.c
  *	  flusso.capture_log, the diagnostic record of applied changes (what is
- *	  recorded is cdc/capture_log.c's): its one statement, an insert whose
+ *	  recorded is worker/capture_log.c's): its one statement, an insert whose
  *	  plan is kept for the life of the process.
  *
  * Copyright (c) 2026, flusso developers

@@ -6,8 +6,8 @@
  *
  * Loading parses each stored definition (definition.c) as the catalog
  * owner.  The other verbs run in the caller's role and transaction, in a
- * SPI connection of their own (nested in the caller's, if any); a result
- * they return is allocated in the caller's memory context.
+ * SPI connection of their own (store_spi.c, nested in the caller's, if
+ * any); a result they return is allocated in the caller's memory context.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -26,73 +26,40 @@
 #include "store/catalog_index.h"
 #include "store/catalog_source.h"
 #include "store/store_spi.h"
-#include "util/spi_cache.h"
-
-/*
- * Run a statement with name as $1 (and version as $2, when given) in a
- * SPI connection of its own; the number of rows it processed.
- */
-static uint64
-run(const char *sql, int expected, bool read_only, long tcount,
-	const char *name, const char *version)
-{
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
-	int			nargs = 0;
-	uint64		processed;
-
-	if (name)
-		values[nargs++] = CStringGetTextDatum(name);
-	if (version)
-		values[nargs++] = CStringGetTextDatum(version);
-	SPI_connect();
-	if (SPI_execute_with_args(sql, nargs, argtypes, values, NULL, read_only, tcount) != expected)
-		elog(ERROR, "could not run \"%s\"", sql);
-	processed = SPI_processed;
-	SPI_finish();
-	return processed;
-}
 
 /*
  * The stored indexes, by name, with their parsed schemas, in the caller's
  * memory context: all of them, or only the one called only (none when it
  * does not exist).
  */
+static void
+read_index(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **indexes = arg;
+	StoredIndex *index = palloc0(sizeof(StoredIndex));
+	bool		isnull;
+
+	index->name = TextDatumGetCString(SPI_getbinval(tuple, desc, 1, &isnull));
+	index->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+	index->schema = index_parse_definition(DatumGetTextPP(SPI_getbinval(tuple, desc, 3, &isnull)))->schema;
+	index->version = TextDatumGetCString(SPI_getbinval(tuple, desc, 4, &isnull));
+	*indexes = lappend(*indexes, index);
+}
+
 static List *
 load_indexes(const char *only)
 {
-	MemoryContext caller_context = CurrentMemoryContext;
 	CatalogUser saved;
 	List	   *indexes = NIL;
 	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
+	Datum		values[1] = {only ? CStringGetTextDatum(only) : (Datum) 0};
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	values[0] = only ? CStringGetTextDatum(only) : (Datum) 0;
-	if (SPI_execute_with_args(only
-							  ? "SELECT name, owner::oid, source, version FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1"
-							  : "SELECT name, owner::oid, source, version FROM flusso.index ORDER BY name",
-							  only ? 1 : 0, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
+	(void) store_read(only
+					  ? "SELECT name, owner::oid, source, version FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1"
+					  : "SELECT name, owner::oid, source, version FROM flusso.index ORDER BY name",
+					  only ? 1 : 0, argtypes, values, true, 0, read_index, &indexes);
 	catalog_restore_user(&saved);
-
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		MemoryContext spi_context = MemoryContextSwitchTo(caller_context);
-		StoredIndex *index = palloc0(sizeof(StoredIndex));
-
-		index->name = TextDatumGetCString(SPI_getbinval(tuple, desc, 1, &isnull));
-		index->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
-		index->schema = index_parse_definition(DatumGetTextPP(SPI_getbinval(tuple, desc, 3, &isnull)))->schema;
-		index->version = TextDatumGetCString(SPI_getbinval(tuple, desc, 4, &isnull));
-		indexes = lappend(indexes, index);
-		MemoryContextSwitchTo(spi_context);
-	}
-	SPI_finish();
 	return indexes;
 }
 
@@ -120,18 +87,32 @@ catalog_load_index(const char *name)
 List *
 catalog_index_names(void)
 {
-	MemoryContext caller_context = CurrentMemoryContext;
 	CatalogUser saved;
-	List	   *names = NIL;
+	List	   *names;
 
-	SPI_connect();
 	catalog_become_owner(&saved);
-	if (SPI_execute("SELECT name FROM flusso.index ORDER BY name", true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
+	names = store_read_texts("SELECT name FROM flusso.index ORDER BY name", 0, NULL, NULL);
 	catalog_restore_user(&saved);
-	names = store_text_column(caller_context);
-	SPI_finish();
 	return names;
+}
+
+/* the types of $1 to $6 of a definition, as definition_values() fills them */
+#define DEFINITION_TYPES TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID
+
+/*
+ * values[0..5]: an index's name, version, schema, table, canonical
+ * definition (jsonb) and source, as flusso.index stores them.
+ */
+static void
+definition_values(Datum *values, const char *name, const ParsedDefinition *parsed,
+				  const text *source)
+{
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(parsed->version);
+	values[2] = CStringGetTextDatum(parsed->schema->namespace);
+	values[3] = CStringGetTextDatum(parsed->schema->table);
+	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(parsed->canonical));
+	values[5] = PointerGetDatum(source);
 }
 
 /*
@@ -142,77 +123,60 @@ bool
 catalog_insert_index(const char *name, const ParsedDefinition *parsed,
 					 const text *source, Oid owner)
 {
-	Oid			argtypes[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, OIDOID};
+	Oid			argtypes[7] = {DEFINITION_TYPES, OIDOID};
 	Datum		values[7];
-	bool		inserted;
 
-	values[0] = CStringGetTextDatum(name);
-	values[1] = CStringGetTextDatum(parsed->version);
-	values[2] = CStringGetTextDatum(parsed->schema->namespace);
-	values[3] = CStringGetTextDatum(parsed->schema->table);
-	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(parsed->canonical));
-	values[5] = PointerGetDatum(source);
+	definition_values(values, name, parsed, source);
 	values[6] = ObjectIdGetDatum(owner);
-	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO flusso.index "
-							  "(name, version, schema_name, table_name, definition, source, owner) "
-							  "VALUES ($1, $2, $3, $4, $5, $6, $7::regrole) "
-							  "ON CONFLICT (name) DO NOTHING",
-							  7, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not insert index \"%s\" into flusso.index", name);
-	inserted = SPI_processed == 1;
-	SPI_finish();
-	return inserted;
+	return store_run("INSERT INTO flusso.index "
+					 "(name, version, schema_name, table_name, definition, source, owner) "
+					 "VALUES ($1, $2, $3, $4, $5, $6, $7::regrole) "
+					 "ON CONFLICT (name) DO NOTHING",
+					 7, argtypes, values, SPI_OK_INSERT) == 1;
 }
 
 /*
  * Replace the definition of an index; a new meaning is seeded again, unless
- * it is taken in place (fields added: index/index.c).
+ * it is taken in place (fields added: api/index.c).
  */
 void
 catalog_replace_index(const char *name, const ParsedDefinition *parsed,
 					  const text *source, bool in_place)
 {
-	Oid			argtypes[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, BOOLOID};
+	Oid			argtypes[7] = {DEFINITION_TYPES, BOOLOID};
 	Datum		values[7];
 
-	values[0] = CStringGetTextDatum(name);
-	values[1] = CStringGetTextDatum(parsed->version);
-	values[2] = CStringGetTextDatum(parsed->schema->namespace);
-	values[3] = CStringGetTextDatum(parsed->schema->table);
-	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(parsed->canonical));
-	values[5] = PointerGetDatum(source);
+	definition_values(values, name, parsed, source);
 	values[6] = BoolGetDatum(in_place);
-	SPI_connect();
 	/* a new meaning is seeded again, unless it changes in place; the same is not */
-	if (SPI_execute_with_args("UPDATE flusso.index SET version = $2, schema_name = $3, "
-							  "table_name = $4, definition = $5, source = $6, "
-							  "needs_seed = needs_seed OR (version IS DISTINCT FROM $2 AND NOT $7), "
-							  "updated_at = pg_catalog.now() WHERE name OPERATOR(pg_catalog.=) $1",
-							  7, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update index \"%s\" in flusso.index", name);
-	SPI_finish();
+	(void) store_run("UPDATE flusso.index SET version = $2, schema_name = $3, "
+					 "table_name = $4, definition = $5, source = $6, "
+					 "needs_seed = needs_seed OR (version IS DISTINCT FROM $2 AND NOT $7), "
+					 "updated_at = pg_catalog.now() WHERE name OPERATOR(pg_catalog.=) $1",
+					 7, argtypes, values, SPI_OK_UPDATE);
 }
 
 /*
  * The owner of an index, its row locked against concurrent changes;
  * InvalidOid when there is no such index.
  */
+static void
+read_oid(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	bool		isnull;
+
+	*(Oid *) arg = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+}
+
 Oid
 catalog_lock_index(const char *name)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
-	bool		isnull;
 	Oid			owner = InvalidOid;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT owner::oid FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read index \"%s\" from flusso.index", name);
-	if (SPI_processed > 0)
-		owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
+	(void) store_read("SELECT owner::oid FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+					  1, argtypes, values, false, 1, read_oid, &owner);
 	return owner;
 }
 
@@ -239,15 +203,16 @@ catalog_lock_index_row(const char *name)
 bool
 catalog_delete_index(const char *name)
 {
-	return run("DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1",
-			   SPI_OK_DELETE, false, 0, name, NULL) > 0;
+	return store_run_text("DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1",
+						  name, NULL, SPI_OK_DELETE) > 0;
 }
 
 /* Is there any index (after this transaction's own changes)? */
 bool
 catalog_has_indexes(void)
 {
-	return run("SELECT 1 FROM flusso.index", SPI_OK_SELECT, false, 1, NULL, NULL) > 0;
+	return store_run("SELECT 1 FROM flusso.index LIMIT 1",
+					 0, NULL, NULL, SPI_OK_SELECT) > 0;
 }
 
 /*
@@ -257,14 +222,14 @@ catalog_has_indexes(void)
 void
 catalog_follow_owners(void)
 {
-	if (run("UPDATE flusso.index i SET owner = c.relowner::pg_catalog.regrole, "
-			   "updated_at = pg_catalog.now() "
-			   "FROM pg_catalog.pg_class c "
-			   "WHERE c.relnamespace OPERATOR(pg_catalog.=) 'flusso_docs'::pg_catalog.regnamespace "
-			   "AND c.relname OPERATOR(pg_catalog.=) i.name "
-			   "AND c.relkind OPERATOR(pg_catalog.=) 'r' "
-			   "AND c.relowner OPERATOR(pg_catalog.<>) i.owner::pg_catalog.oid",
-			   SPI_OK_UPDATE, false, 0, NULL, NULL) > 0)
+	if (store_run("UPDATE flusso.index i SET owner = c.relowner::pg_catalog.regrole, "
+				  "updated_at = pg_catalog.now() "
+				  "FROM pg_catalog.pg_class c "
+				  "WHERE c.relnamespace OPERATOR(pg_catalog.=) 'flusso_docs'::pg_catalog.regnamespace "
+				  "AND c.relname OPERATOR(pg_catalog.=) i.name "
+				  "AND c.relkind OPERATOR(pg_catalog.=) 'r' "
+				  "AND c.relowner OPERATOR(pg_catalog.<>) i.owner::pg_catalog.oid",
+				  0, NULL, NULL, SPI_OK_UPDATE) > 0)
 		request_catalog_look_at_commit();	/* the shipper builds as the owner */
 }
 
@@ -279,14 +244,14 @@ catalog_forget_dropped(const char *name)
 {
 	bool		forgotten;
 
-	forgotten = run("WITH gone AS (DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
-					"AND pg_catalog.to_regclass(pg_catalog.quote_ident('flusso_docs') "
-					"OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident($1)) IS NULL "
-					"RETURNING name), "
-					"s AS (DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)), "
-					"d AS (DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)) "
-					"SELECT name FROM gone",
-					SPI_OK_SELECT, false, 0, name, NULL) > 0;
+	forgotten = store_run_text("WITH gone AS (DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
+							   "AND pg_catalog.to_regclass(pg_catalog.quote_ident('flusso_docs') "
+							   "OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident($1)) IS NULL "
+							   "RETURNING name), "
+							   "s AS (DELETE FROM flusso.signal WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)), "
+							   "d AS (DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) ANY (SELECT name FROM gone)) "
+							   "SELECT name FROM gone",
+							   name, NULL, SPI_OK_SELECT) > 0;
 	if (forgotten)
 		request_catalog_look_at_commit();
 	return forgotten;
@@ -301,16 +266,13 @@ char *
 catalog_indexes_signature(const char *sinks_of_name)
 {
 	StringInfoData buf;
+	ListCell   *lc;
 
 	initStringInfo(&buf);
-	SPI_connect();
-	if (spi_execute_cached(psprintf("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid, %s) "
-									"FROM flusso.index ORDER BY name", sinks_of_name),
-						   0, NULL, NULL, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
-	for (uint64 i = 0; i < SPI_processed; i++)
-		appendStringInfo(&buf, "%s;", SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
+	foreach(lc, store_read_texts(psprintf("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid, %s) "
+										  "FROM flusso.index ORDER BY name", sinks_of_name),
+								 0, NULL, NULL))
+		appendStringInfo(&buf, "%s;", (char *) lfirst(lc));
 	return buf.data;
 }
 
@@ -318,23 +280,15 @@ catalog_indexes_signature(const char *sinks_of_name)
 List *
 catalog_indexes_to_seed(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	List	   *names = NIL;
-
-	SPI_connect();
-	if (SPI_execute("SELECT name FROM flusso.index WHERE needs_seed", true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.index");
-	names = store_text_column(caller);
-	SPI_finish();
-	return names;
+	return store_read_texts("SELECT name FROM flusso.index WHERE needs_seed", 0, NULL, NULL);
 }
 
 /* Is index name still there?  Its row is then held (FOR SHARE). */
 bool
 catalog_share_index(const char *name)
 {
-	return run("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR SHARE",
-			   SPI_OK_SELECT, false, 1, name, NULL) == 1;
+	return store_run_text("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR SHARE",
+						  name, NULL, SPI_OK_SELECT) == 1;
 }
 
 /*
@@ -344,12 +298,12 @@ catalog_share_index(const char *name)
 bool
 catalog_lock_index_version(const char *name, const char *version, bool for_update)
 {
-	return run(for_update
-			   ? "SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
-			   "AND version OPERATOR(pg_catalog.=) $2 FOR UPDATE"
-			   : "SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
-			   "AND version OPERATOR(pg_catalog.=) $2 FOR SHARE",
-			   SPI_OK_SELECT, false, 0, name, version) == 1;
+	return store_run_text(for_update
+						  ? "SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
+						  "AND version OPERATOR(pg_catalog.=) $2 FOR UPDATE"
+						  : "SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
+						  "AND version OPERATOR(pg_catalog.=) $2 FOR SHARE",
+						  name, version, SPI_OK_SELECT) == 1;
 }
 
 /*
@@ -359,67 +313,62 @@ catalog_lock_index_version(const char *name, const char *version, bool for_updat
 void
 catalog_mark_for_seeding(const char *name, bool touch)
 {
-	(void) run(touch
-			   ? "UPDATE flusso.index SET needs_seed = true, updated_at = pg_catalog.now() "
-			   "WHERE name OPERATOR(pg_catalog.=) $1"
-			   : "UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
-			   SPI_OK_UPDATE, false, 0, name, NULL);
+	(void) store_run_text(touch
+						  ? "UPDATE flusso.index SET needs_seed = true, updated_at = pg_catalog.now() "
+						  "WHERE name OPERATOR(pg_catalog.=) $1"
+						  : "UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
+						  name, NULL, SPI_OK_UPDATE);
 }
 
 /* Every index is to be seeded. */
 void
 catalog_mark_all_for_seeding(void)
 {
-	(void) run("UPDATE flusso.index SET needs_seed = true", SPI_OK_UPDATE, false, 0, NULL, NULL);
+	(void) store_run("UPDATE flusso.index SET needs_seed = true",
+					 0, NULL, NULL, SPI_OK_UPDATE);
 }
 
 /* Index name is seeded. */
 void
 catalog_mark_seeded(const char *name)
 {
-	(void) run("UPDATE flusso.index SET needs_seed = false WHERE name OPERATOR(pg_catalog.=) $1",
-			   SPI_OK_UPDATE, false, 0, name, NULL);
+	(void) store_run_text("UPDATE flusso.index SET needs_seed = false WHERE name OPERATOR(pg_catalog.=) $1",
+						  name, NULL, SPI_OK_UPDATE);
 }
 
 /*
  * The indexes whose sinks include OpenSearch, in name order, with the
  * settings of that sink.  Read-only: in the caller's snapshot.
  */
+static void
+read_opensearch_index(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **indexes = arg;
+	OpenSearchIndexRow *row = palloc0(sizeof(OpenSearchIndexRow));
+	bool		isnull;
+
+	row->name = SPI_getvalue(tuple, desc, 1);
+	row->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+	row->server_name = SPI_getvalue(tuple, desc, 3);
+	row->on_error = SPI_getvalue(tuple, desc, 4);
+	row->stopped = SPI_getvalue(tuple, desc, 5);
+	row->owner_name = SPI_getvalue(tuple, desc, 6);
+	row->conflict = SPI_getvalue(tuple, desc, 7);
+	row->take_alias = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
+	*indexes = lappend(*indexes, row);
+}
+
 List *
 catalog_opensearch_indexes(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	List	   *indexes = NIL;
-
 	bool		conflicts = catalog_source_in_catalog();
 
-	SPI_connect();
-	if (SPI_execute(psprintf("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
-							 "s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped, i.owner::pg_catalog.text, "
-							 "%s FROM flusso.sink s JOIN flusso.index i ON i.name OPERATOR(pg_catalog.=) s.index_name "
-							 "WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch' ORDER BY i.name",
-							 conflicts ? "s.conflict, s.take_alias" : "NULL::pg_catalog.text, false"),
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.sink");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-		OpenSearchIndexRow *row = palloc0(sizeof(OpenSearchIndexRow));
-		bool		isnull;
-
-		row->name = SPI_getvalue(tuple, desc, 1);
-		row->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
-		row->server_name = SPI_getvalue(tuple, desc, 3);
-		row->on_error = SPI_getvalue(tuple, desc, 4);
-		row->stopped = SPI_getvalue(tuple, desc, 5);
-		row->owner_name = SPI_getvalue(tuple, desc, 6);
-		row->conflict = SPI_getvalue(tuple, desc, 7);
-		row->take_alias = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
-		indexes = lappend(indexes, row);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
+	(void) store_read(psprintf("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
+							   "s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped, i.owner::pg_catalog.text, "
+							   "%s FROM flusso.sink s JOIN flusso.index i ON i.name OPERATOR(pg_catalog.=) s.index_name "
+							   "WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch' ORDER BY i.name",
+							   conflicts ? "s.conflict, s.take_alias" : "NULL::pg_catalog.text, false"),
+					  0, NULL, NULL, true, 0, read_opensearch_index, &indexes);
 	return indexes;
 }

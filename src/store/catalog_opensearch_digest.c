@@ -46,40 +46,41 @@ digest_in_catalog(void)
  * memory); the others' rows are deleted, as a write of them is about to
  * be sent.  The number held.
  */
+static void
+read_ordinal(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **ordinals = arg;
+	bool		isnull;
+
+	*ordinals = lappend_int(*ordinals, (int) DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull)));
+}
+
 int
 digest_keep_held(Datum generations, Datum ids, Datum digests, int **held)
 {
 	Oid			types[3] = {INT8ARRAYOID, TEXTARRAYOID, BYTEAARRAYOID};
 	Datum		values[3] = {generations, ids, digests};
-	MemoryContext caller = CurrentMemoryContext;
+	List	   *ordinals = NIL;
 	int			level = store_index_paths_begin();
-	int			n;
+	int			n = 0;
+	ListCell   *lc;
 
-	SPI_connect();
-	if (spi_execute_cached("WITH sent AS ("
-						   "SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
-						   "pg_catalog.unnest($3)) WITH ORDINALITY AS s(generation, id, digest, ord)), "
-						   "gone AS (DELETE FROM flusso.opensearch_digest d USING sent s "
-						   "WHERE d.generation OPERATOR(pg_catalog.=) s.generation "
-						   "AND d.id OPERATOR(pg_catalog.=) s.id "
-						   "AND d.digest IS DISTINCT FROM s.digest) "
-						   "SELECT s.ord FROM sent s, flusso.opensearch_digest d "
-						   "WHERE d.generation OPERATOR(pg_catalog.=) s.generation "
-						   "AND d.id OPERATOR(pg_catalog.=) s.id "
-						   "AND d.digest OPERATOR(pg_catalog.=) s.digest",
-						   3, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.opensearch_digest");
-	n = (int) SPI_processed;
-	*held = MemoryContextAlloc(caller, sizeof(int) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		bool		isnull;
-
-		(*held)[i] = (int) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-													   SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	SPI_finish();
+	(void) store_read("WITH sent AS ("
+					  "SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
+					  "pg_catalog.unnest($3)) WITH ORDINALITY AS s(generation, id, digest, ord)), "
+					  "gone AS (DELETE FROM flusso.opensearch_digest d USING sent s "
+					  "WHERE d.generation OPERATOR(pg_catalog.=) s.generation "
+					  "AND d.id OPERATOR(pg_catalog.=) s.id "
+					  "AND d.digest IS DISTINCT FROM s.digest) "
+					  "SELECT s.ord FROM sent s, flusso.opensearch_digest d "
+					  "WHERE d.generation OPERATOR(pg_catalog.=) s.generation "
+					  "AND d.id OPERATOR(pg_catalog.=) s.id "
+					  "AND d.digest OPERATOR(pg_catalog.=) s.digest",
+					  3, types, values, false, 0, read_ordinal, &ordinals);
 	store_index_paths_end(level);
+	*held = palloc(sizeof(int) * Max(list_length(ordinals), 1));
+	foreach(lc, ordinals)
+		(*held)[n++] = lfirst_int(lc);
 	return n;
 }
 

@@ -36,16 +36,6 @@
 #include "store/catalog_opensearch_generation.h"
 #include "store/store_spi.h"
 #include "util/text_array.h"
-#include "util/spi_cache.h"
-
-static uint64
-run_for_index(const char *index, const char *sql, int expected)
-{
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index)};
-
-	return store_run(sql, 1, types, values, expected);
-}
 
 /* Statements about one generation, $1, (and an int8 $2) record its steps. */
 static void
@@ -96,33 +86,30 @@ generation_remap_in_catalog(void)
 void
 generation_mark_remap(const char *index)
 {
-	(void) run_for_index(index,
-						 "UPDATE flusso.opensearch_generation SET remap = true, updated_at = pg_catalog.now() "
-						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.<>) 'retired'",
-						 SPI_OK_UPDATE);
+	(void) store_run_text("UPDATE flusso.opensearch_generation SET remap = true, updated_at = pg_catalog.now() "
+						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND state OPERATOR(pg_catalog.<>) 'retired'",
+						  index, NULL, SPI_OK_UPDATE);
 }
 
 /* Is a generation of index not retired (serving or on its way)? */
 bool
 generation_any_active(const char *index)
 {
-	return run_for_index(index,
-						 "SELECT 1 FROM flusso.opensearch_generation "
-						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.<>) 'retired'",
-						 SPI_OK_SELECT) > 0;
+	return store_run_text("SELECT 1 FROM flusso.opensearch_generation "
+						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND state OPERATOR(pg_catalog.<>) 'retired'",
+						  index, NULL, SPI_OK_SELECT) > 0;
 }
 
 /* Is a generation of index being seeded? */
 bool
 generation_any_seeding(const char *index)
 {
-	return run_for_index(index,
-						 "SELECT 1 FROM flusso.opensearch_generation "
-						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.=) 'seeding'",
-						 SPI_OK_SELECT) > 0;
+	return store_run_text("SELECT 1 FROM flusso.opensearch_generation "
+						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND state OPERATOR(pg_catalog.=) 'seeding'",
+						  index, NULL, SPI_OK_SELECT) > 0;
 }
 
 /*
@@ -194,21 +181,21 @@ generation_seeding_by_ranges(const char *index)
 {
 	if (!generation_ranges_in_catalog())
 		return false;
-	return run_for_index(index,
-						 "SELECT 1 FROM flusso.opensearch_generation "
-						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.=) 'seeding' "
-						 "AND ranges_version IS NOT NULL",
-						 SPI_OK_SELECT) > 0;
+	return store_run_text("SELECT 1 FROM flusso.opensearch_generation "
+						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND state OPERATOR(pg_catalog.=) 'seeding' "
+						  "AND ranges_version IS NOT NULL",
+						  index, NULL, SPI_OK_SELECT) > 0;
 }
 
 /* Retire the generations of index being seeded; how many. */
 uint64
 generation_retire_seeding(const char *index)
 {
-	return run_for_index(index, "UPDATE flusso.opensearch_generation SET state = 'retired', "
-						 "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.=) 'seeding'", SPI_OK_UPDATE);
+	return store_run_text("UPDATE flusso.opensearch_generation SET state = 'retired', "
+						  "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND state OPERATOR(pg_catalog.=) 'seeding'",
+						  index, NULL, SPI_OK_UPDATE);
 }
 
 /*
@@ -218,11 +205,12 @@ generation_retire_seeding(const char *index)
 void
 generation_seeded(const char *index)
 {
-	(void) run_for_index(index, "UPDATE flusso.opensearch_generation SET state = 'seeded', "
-						 "seeded_version = pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), "
-						 "'0/0')::pg_catalog.int8, updated_at = pg_catalog.now() "
-						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.=) 'seeding'", SPI_OK_UPDATE);
+	(void) store_run_text("UPDATE flusso.opensearch_generation SET state = 'seeded', "
+						  "seeded_version = pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), "
+						  "'0/0')::pg_catalog.int8, updated_at = pg_catalog.now() "
+						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND state OPERATOR(pg_catalog.=) 'seeding'",
+						  index, NULL, SPI_OK_UPDATE);
 }
 
 /* The generations of index are to be emptied, at version. */
@@ -242,9 +230,9 @@ generation_truncate(const char *index, XLogRecPtr version)
 void
 generation_retire_all(const char *index)
 {
-	(void) run_for_index(index, "UPDATE flusso.opensearch_generation SET state = 'retired', "
-						 "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1",
-						 SPI_OK_UPDATE);
+	(void) store_run_text("UPDATE flusso.opensearch_generation SET state = 'retired', "
+						  "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1",
+						  index, NULL, SPI_OK_UPDATE);
 }
 
 /*
@@ -256,17 +244,33 @@ generation_forget_active(const char *index)
 {
 	if (!digest_in_catalog())
 	{
-		(void) run_for_index(index, "DELETE FROM flusso.opensearch_generation "
-							 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							 "AND state OPERATOR(pg_catalog.<>) 'retired'", SPI_OK_DELETE);
+		(void) store_run_text("DELETE FROM flusso.opensearch_generation "
+							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.<>) 'retired'",
+							  index, NULL, SPI_OK_DELETE);
 		return;
 	}
-	(void) run_for_index(index, "WITH gone AS (DELETE FROM flusso.opensearch_generation "
-						 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						 "AND state OPERATOR(pg_catalog.<>) 'retired' RETURNING generation) "
-						 "DELETE FROM flusso.opensearch_digest d USING gone "
-						 "WHERE d.generation OPERATOR(pg_catalog.=) gone.generation",
-						 SPI_OK_DELETE);
+	(void) store_run_text("WITH gone AS (DELETE FROM flusso.opensearch_generation "
+						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND state OPERATOR(pg_catalog.<>) 'retired' RETURNING generation) "
+						  "DELETE FROM flusso.opensearch_digest d USING gone "
+						  "WHERE d.generation OPERATOR(pg_catalog.=) gone.generation",
+						  index, NULL, SPI_OK_DELETE);
+}
+
+/* A state as the table spells it (its CHECK allows these alone). */
+static GenerationState
+state_of(const char *text)
+{
+	if (strcmp(text, "seeding") == 0)
+		return GENERATION_SEEDING;
+	if (strcmp(text, "seeded") == 0)
+		return GENERATION_SEEDED;
+	if (strcmp(text, "served") == 0)
+		return GENERATION_SERVED;
+	if (strcmp(text, "retired") == 0)
+		return GENERATION_RETIRED;
+	elog(ERROR, "unknown state \"%s\" in flusso.opensearch_generation", text);
 }
 
 /*
@@ -274,10 +278,39 @@ generation_forget_active(const char *index)
  * drained once no document queued before its seed ended waits; rejected
  * counts the documents of its index rejected since it was created.
  */
+static void
+read_generation(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **rows = arg;
+	GenerationRow *g = palloc0(sizeof(GenerationRow));
+	bool		isnull;
+
+	g->generation = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+	g->index_name = SPI_getvalue(tuple, desc, 2);
+	g->server_name = SPI_getvalue(tuple, desc, 3);
+	g->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 4, &isnull));
+	g->alias = SPI_getvalue(tuple, desc, 5);
+	g->concrete = SPI_getvalue(tuple, desc, 6);
+	g->state = state_of(SPI_getvalue(tuple, desc, 7));
+	g->created = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
+	g->keep = DatumGetBool(SPI_getbinval(tuple, desc, 9, &isnull));
+	g->seeded_version = DatumGetInt64(SPI_getbinval(tuple, desc, 10, &isnull));
+	g->truncate_version = DatumGetInt64(SPI_getbinval(tuple, desc, 11, &isnull));
+	g->create_body = SPI_getvalue(tuple, desc, 12);
+	g->live_settings = SPI_getvalue(tuple, desc, 13);
+	g->drained = DatumGetBool(SPI_getbinval(tuple, desc, 14, &isnull));
+	g->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 15, &isnull));
+	g->ranges_version = DatumGetInt64(SPI_getbinval(tuple, desc, 16, &isnull));
+	g->ranges_done = DatumGetBool(SPI_getbinval(tuple, desc, 17, &isnull));
+	g->remap = DatumGetBool(SPI_getbinval(tuple, desc, 18, &isnull));
+	/* seeded by ranges, it is drained once every range is shipped too */
+	g->drained = g->drained && (g->ranges_version < 0 || g->ranges_done);
+	*rows = lappend(*rows, g);
+}
+
 List *
 generation_load_all(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	List	   *rows = NIL;
 
 	/* before 0.6.0, no generation is seeded by ranges */
@@ -288,83 +321,53 @@ generation_load_all(void)
 	/* before 0.11.0, no definition gains fields in place */
 	const char *remap = generation_remap_in_catalog() ? "g.remap" : "false";
 
-	SPI_connect();
-	if (SPI_execute(psprintf("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
-							 "g.alias, g.concrete, g.state, g.created, g.keep, "
-							 "COALESCE(g.seeded_version, -1), COALESCE(g.truncate_version, -1), "
-							 "(g.settings OPERATOR(pg_catalog.->>) 'shards')::pg_catalog.int4, "
-							 "pg_catalog.jsonb_build_object('index', pg_catalog.jsonb_build_object("
-							 "'number_of_replicas', (g.settings OPERATOR(pg_catalog.->>) 'replicas')::pg_catalog.int4, "
-							 "'refresh_interval', g.settings OPERATOR(pg_catalog.->>) 'refresh_interval'))::pg_catalog.text, "
-							 "NOT EXISTS (SELECT 1 FROM flusso.outbox o "
-							 "WHERE o.index_name OPERATOR(pg_catalog.=) g.index_name "
-							 "AND o.version OPERATOR(pg_catalog.<=) g.seeded_version), "
-							 "(SELECT pg_catalog.count(*) FROM flusso.rejected r "
-							 "WHERE r.index_name OPERATOR(pg_catalog.=) g.index_name "
-							 "AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at), %s, %s "
-							 "FROM flusso.opensearch_generation g ORDER BY g.generation", ranges, remap),
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.opensearch_generation");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-		GenerationRow *g = palloc0(sizeof(GenerationRow));
-		bool		isnull;
-
-		g->generation = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-		g->index_name = SPI_getvalue(tuple, desc, 2);
-		g->server_name = SPI_getvalue(tuple, desc, 3);
-		g->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 4, &isnull));
-		g->alias = SPI_getvalue(tuple, desc, 5);
-		g->concrete = SPI_getvalue(tuple, desc, 6);
-		g->state = SPI_getvalue(tuple, desc, 7);
-		g->created = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
-		g->keep = DatumGetBool(SPI_getbinval(tuple, desc, 9, &isnull));
-		g->seeded_version = DatumGetInt64(SPI_getbinval(tuple, desc, 10, &isnull));
-		g->truncate_version = DatumGetInt64(SPI_getbinval(tuple, desc, 11, &isnull));
-		g->create_body = SPI_getvalue(tuple, desc, 12);
-		g->live_settings = SPI_getvalue(tuple, desc, 13);
-		g->drained = DatumGetBool(SPI_getbinval(tuple, desc, 14, &isnull));
-		g->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 15, &isnull));
-		g->ranges_version = DatumGetInt64(SPI_getbinval(tuple, desc, 16, &isnull));
-		g->ranges_done = DatumGetBool(SPI_getbinval(tuple, desc, 17, &isnull));
-		g->remap = DatumGetBool(SPI_getbinval(tuple, desc, 18, &isnull));
-		/* seeded by ranges, it is drained once every range is shipped too */
-		g->drained = g->drained && (g->ranges_version < 0 || g->ranges_done);
-		rows = lappend(rows, g);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
+	(void) store_read(psprintf("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
+							   "g.alias, g.concrete, g.state, g.created, g.keep, "
+							   "COALESCE(g.seeded_version, -1), COALESCE(g.truncate_version, -1), "
+							   "(g.settings OPERATOR(pg_catalog.->>) 'shards')::pg_catalog.int4, "
+							   "pg_catalog.jsonb_build_object('index', pg_catalog.jsonb_build_object("
+							   "'number_of_replicas', (g.settings OPERATOR(pg_catalog.->>) 'replicas')::pg_catalog.int4, "
+							   "'refresh_interval', g.settings OPERATOR(pg_catalog.->>) 'refresh_interval'))::pg_catalog.text, "
+							   "NOT EXISTS (SELECT 1 FROM flusso.outbox o "
+							   "WHERE o.index_name OPERATOR(pg_catalog.=) g.index_name "
+							   "AND o.version OPERATOR(pg_catalog.<=) g.seeded_version), "
+							   "(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+							   "WHERE r.index_name OPERATOR(pg_catalog.=) g.index_name "
+							   "AND r.rejected_at OPERATOR(pg_catalog.>=) g.created_at), %s, %s "
+							   "FROM flusso.opensearch_generation g ORDER BY g.generation", ranges, remap),
+					  0, NULL, NULL, true, 0, read_generation, &rows);
 	return rows;
 }
 
 /* The generations of index not retired (read-only): n of them. */
+static void
+read_generation_number(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **generations = arg;
+	bool		isnull;
+	int64	   *generation = palloc(sizeof(int64));
+
+	*generation = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+	*generations = lappend(*generations, generation);
+}
+
 int64 *
 generation_targets(const char *index, int *n)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
-	MemoryContext caller = CurrentMemoryContext;
+	List	   *found = NIL;
 	int64	   *generations;
+	ListCell   *lc;
 
-	SPI_connect();
-	if (spi_execute_cached("SELECT generation FROM flusso.opensearch_generation "
-						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						   "AND state OPERATOR(pg_catalog.<>) 'retired'",
-						   1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.opensearch_generation");
-	*n = (int) SPI_processed;
-	generations = MemoryContextAlloc(caller, sizeof(int64) * Max(*n, 1));
-	for (int i = 0; i < *n; i++)
-	{
-		bool		isnull;
-
-		generations[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-													 SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	SPI_finish();
+	(void) store_read("SELECT generation FROM flusso.opensearch_generation "
+					  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+					  "AND state OPERATOR(pg_catalog.<>) 'retired'",
+					  1, types, values, true, 0, read_generation_number, &found);
+	*n = 0;
+	generations = palloc(sizeof(int64) * Max(list_length(found), 1));
+	foreach(lc, found)
+		generations[(*n)++] = *(int64 *) lfirst(lc);
 	return generations;
 }
 
@@ -381,32 +384,20 @@ generation_mirroring_table(const char *index)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
-	int64		served = 0;
 
-	SPI_connect();
-	if (spi_execute_cached("SELECT g.generation FROM flusso.opensearch_generation g "
-						   "WHERE g.index_name OPERATOR(pg_catalog.=) $1 "
-						   "AND g.state OPERATOR(pg_catalog.=) 'served' "
-						   "AND NOT EXISTS (SELECT 1 FROM flusso.opensearch_generation o "
-						   "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
-						   "AND (o.state OPERATOR(pg_catalog.=) 'seeding' "
-						   "OR o.state OPERATOR(pg_catalog.=) 'seeded')) "
-						   "AND EXISTS (SELECT 1 FROM flusso.index i "
-						   "WHERE i.name OPERATOR(pg_catalog.=) $1 AND NOT i.needs_seed) "
-						   "AND EXISTS (SELECT 1 FROM flusso.sink s "
-						   "WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
-						   "AND s.sink OPERATOR(pg_catalog.=) 'table')",
-						   1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.opensearch_generation");
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-
-		served = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-											 &isnull));
-	}
-	SPI_finish();
-	return served;
+	return store_read_int64("SELECT g.generation FROM flusso.opensearch_generation g "
+							"WHERE g.index_name OPERATOR(pg_catalog.=) $1 "
+							"AND g.state OPERATOR(pg_catalog.=) 'served' "
+							"AND NOT EXISTS (SELECT 1 FROM flusso.opensearch_generation o "
+							"WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+							"AND (o.state OPERATOR(pg_catalog.=) 'seeding' "
+							"OR o.state OPERATOR(pg_catalog.=) 'seeded')) "
+							"AND EXISTS (SELECT 1 FROM flusso.index i "
+							"WHERE i.name OPERATOR(pg_catalog.=) $1 AND NOT i.needs_seed) "
+							"AND EXISTS (SELECT 1 FROM flusso.sink s "
+							"WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
+							"AND s.sink OPERATOR(pg_catalog.=) 'table')",
+							1, types, values);
 }
 
 /* The OpenSearch index of generation maps the fields its index has now. */
@@ -429,37 +420,40 @@ generation_created(int64 generation)
  * The last root key of generation shipped by ranges (nkeys values), in
  * the caller's memory context; NULL when none was.  Read-only.
  */
+typedef struct KeyRead
+{
+	int			nkeys;
+	char	  **key;			/* out */
+	bool		wrong;			/* a key of another length */
+} KeyRead;
+
+static void
+read_key(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	KeyRead    *read = arg;
+	bool		isnull;
+	Datum		after = SPI_getbinval(tuple, desc, 1, &isnull);
+
+	if (isnull)
+		return;
+	read->key = text_array_to_strings(after, read->nkeys);
+	read->wrong = read->key == NULL;
+}
+
 char **
 generation_ranges_after(int64 generation, int nkeys)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(generation)};
-	MemoryContext caller = CurrentMemoryContext;
-	char	  **key = NULL;
+	KeyRead		read = {nkeys, NULL, false};
 
-	SPI_connect();
-	if (spi_execute_cached("SELECT ranges_after FROM flusso.opensearch_generation "
-						   "WHERE generation OPERATOR(pg_catalog.=) $1",
-						   1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read generation " INT64_FORMAT, generation);
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		after = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-		{
-			MemoryContext spi = MemoryContextSwitchTo(caller);
-
-			key = text_array_to_strings(after, nkeys);
-			MemoryContextSwitchTo(spi);
-			if (key == NULL)
-				elog(ERROR, "generation " INT64_FORMAT " has a last key of another length than %d",
-					 generation, nkeys);
-		}
-	}
-	SPI_finish();
-	return key;
+	(void) store_read("SELECT ranges_after FROM flusso.opensearch_generation "
+					  "WHERE generation OPERATOR(pg_catalog.=) $1",
+					  1, types, values, true, 1, read_key, &read);
+	if (read.wrong)
+		elog(ERROR, "generation " INT64_FORMAT " has a last key of another length than %d",
+			 generation, nkeys);
+	return read.key;
 }
 
 /*
@@ -518,18 +512,12 @@ generation_retire_served(int64 generation)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(generation)};
-	bool		retired;
 
-	SPI_connect();
-	if (spi_execute_cached("UPDATE flusso.opensearch_generation SET state = 'retired', "
-						   "keep = false, updated_at = pg_catalog.now() "
-						   "WHERE generation OPERATOR(pg_catalog.=) $1 "
-						   "AND state OPERATOR(pg_catalog.=) 'served'",
-						   1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not retire generation " INT64_FORMAT, generation);
-	retired = SPI_processed == 1;
-	SPI_finish();
-	return retired;
+	return store_run("UPDATE flusso.opensearch_generation SET state = 'retired', "
+					 "keep = false, updated_at = pg_catalog.now() "
+					 "WHERE generation OPERATOR(pg_catalog.=) $1 "
+					 "AND state OPERATOR(pg_catalog.=) 'served'",
+					 1, types, values, SPI_OK_UPDATE) == 1;
 }
 
 /*
@@ -581,26 +569,28 @@ generation_rename(int64 generation, const char *alias, const char *concrete)
  * and the alias, in the caller's memory context (read-only); NULL when
  * none serves.
  */
+static void
+read_served(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	char	  **names = arg;
+
+	for (int i = 0; i < 3; i++)
+		names[i] = SPI_getvalue(tuple, desc, i + 1);
+}
+
 char *
 generation_served(const char *index, char **server_name, char **alias)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
-	MemoryContext caller = CurrentMemoryContext;
-	char	   *concrete = NULL;
+	char	   *names[3] = {NULL, NULL, NULL};
 
-	SPI_connect();
-	if (spi_execute_cached("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
-						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						   "AND state OPERATOR(pg_catalog.=) 'served'",
-						   1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the generations of index \"%s\"", index);
-	if (SPI_processed == 1)
-	{
-		concrete = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-		*server_name = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-		*alias = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
-	}
-	SPI_finish();
-	return concrete;
+	if (store_read("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
+				   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+				   "AND state OPERATOR(pg_catalog.=) 'served'",
+				   1, types, values, true, 1, read_served, names) == 0)
+		return NULL;
+	*server_name = names[1];
+	*alias = names[2];
+	return names[0];
 }

@@ -14,6 +14,20 @@
 #include "access/xlogdefs.h"
 #include "nodes/pg_list.h"
 
+/*
+ * The states of a generation, as flusso.opensearch_generation.state spells
+ * them: filled by a seed, seeded (its seed ended, its alias not moved yet),
+ * served under the index's alias, retired (deleted from OpenSearch, or
+ * kept there when keep is set).
+ */
+typedef enum GenerationState
+{
+	GENERATION_SEEDING,
+	GENERATION_SEEDED,
+	GENERATION_SERVED,
+	GENERATION_RETIRED
+} GenerationState;
+
 /* A generation as the shipper loads it. */
 typedef struct GenerationRow
 {
@@ -23,17 +37,17 @@ typedef struct GenerationRow
 	Oid			owner;
 	char	   *alias;
 	char	   *concrete;
-	char	   *state;
-	bool		created;
-	bool		keep;
+	GenerationState state;
+	bool		created;		/* exists in OpenSearch */
+	bool		keep;			/* retired, but left in OpenSearch */
 	int64		seeded_version; /* -1: none */
 	int64		truncate_version;	/* -1: none */
-	char	   *create_body;
-	char	   *live_settings;
-	bool		drained;
-	int64		rejected;
-	int64		ranges_version; /* -1: seeded by the queue */
-	bool		ranges_done;
+	char	   *create_body;	/* settings and mappings, to create it */
+	char	   *live_settings;	/* replicas and refresh, once seeded */
+	bool		drained;		/* nothing queued up to seeded_version waits */
+	int64		rejected;		/* documents rejected since it was created */
+	int64		ranges_version; /* seeded by ranges, at it; -1: by the queue */
+	bool		ranges_done;	/* every range shipped */
 	bool		remap;			/* to map the fields its index gained */
 } GenerationRow;
 

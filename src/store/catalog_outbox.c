@@ -24,7 +24,6 @@
 
 #include "store/catalog_outbox.h"
 #include "store/store_spi.h"
-#include "util/spi_cache.h"
 
 /*
  * Queue ids (text[], distinct) of index with version; a row queued again
@@ -67,11 +66,8 @@ outbox_requeue_rejected(const char *index, XLogRecPtr version)
 void
 outbox_forget(const char *index)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index)};
-
-	(void) store_run("DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
-			   1, types, values, SPI_OK_DELETE);
+	(void) store_run_text("DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+						  index, NULL, SPI_OK_DELETE);
 }
 
 /* Forget what is queued for every index (a copy starts over). */
@@ -79,6 +75,29 @@ void
 outbox_forget_every(void)
 {
 	(void) store_run("DELETE FROM flusso.outbox", 0, NULL, NULL, SPI_OK_DELETE);
+}
+
+/* The rows taken, into context, room for limit made first. */
+typedef struct Taken
+{
+	OutboxRow  *rows;
+	int			n;
+	MemoryContext context;
+} Taken;
+
+static void
+read_row(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	Taken	   *taken = arg;
+	OutboxRow  *row = &taken->rows[taken->n++];
+	MemoryContext old = MemoryContextSwitchTo(taken->context);
+	bool		isnull;
+
+	row->id = SPI_getvalue(tuple, desc, 1);
+	row->version = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
+	row->seed_only = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+	row->seq = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -91,44 +110,27 @@ outbox_take(const char *index, int limit, const OutboxRow *after,
 {
 	Oid			types[4] = {TEXTOID, INT4OID, INT8OID, INT8OID};
 	Datum		values[4];
-	MemoryContext old;
-	int			nrows;
+	Taken		taken = {NULL, 0, context};
 	int			level;
 
 	values[0] = CStringGetTextDatum(index);
 	values[1] = Int32GetDatum(limit);
 	values[2] = Int64GetDatum(after ? after->version : 0);
 	values[3] = Int64GetDatum(after ? after->seq : 0);
+	taken.rows = MemoryContextAllocZero(context, sizeof(OutboxRow) * Max(limit, 1));
 	level = store_index_paths_begin();
-	SPI_connect();
-	if (spi_execute_cached(after == NULL
-						   ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
-						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						   "ORDER BY version, seq LIMIT $2"
-						   : "SELECT id, version, seed_only, seq FROM flusso.outbox "
-						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-						   "AND (version, seq) OPERATOR(pg_catalog.>) ($3, $4) "
-						   "ORDER BY version, seq LIMIT $2",
-						   after == NULL ? 2 : 4, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.outbox");
-	old = MemoryContextSwitchTo(context);
-	nrows = (int) SPI_processed;
-	*rows = palloc0(sizeof(OutboxRow) * Max(nrows, 1));
-	for (int i = 0; i < nrows; i++)
-	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		(*rows)[i].id = SPI_getvalue(row, desc, 1);
-		(*rows)[i].version = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
-		(*rows)[i].seed_only = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
-		(*rows)[i].seq = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
-	}
-	MemoryContextSwitchTo(old);
-	SPI_finish();
+	(void) store_read(after == NULL
+					  ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
+					  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+					  "ORDER BY version, seq LIMIT $2"
+					  : "SELECT id, version, seed_only, seq FROM flusso.outbox "
+					  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+					  "AND (version, seq) OPERATOR(pg_catalog.>) ($3, $4) "
+					  "ORDER BY version, seq LIMIT $2",
+					  after == NULL ? 2 : 4, types, values, true, limit, read_row, &taken);
 	store_index_paths_end(level);
-	return nrows;
+	*rows = taken.rows;
+	return taken.n;
 }
 
 /*
@@ -144,18 +146,14 @@ outbox_forget_shipped(const char *index, Datum ids, Datum seqs)
 	uint64		forgotten;
 	int			level = store_index_paths_begin();
 
-	SPI_connect();
 	/* the rows locked are deleted where they are, by their ctids */
-	if (spi_execute_cached("DELETE FROM flusso.outbox WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-						   "SELECT o.ctid FROM flusso.outbox o, "
-						   "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
-						   "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
-						   "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq "
-						   "FOR UPDATE OF o SKIP LOCKED))",
-						   3, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not delete shipped rows from flusso.outbox");
-	forgotten = SPI_processed;
-	SPI_finish();
+	forgotten = store_run("DELETE FROM flusso.outbox WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+						  "SELECT o.ctid FROM flusso.outbox o, "
+						  "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
+						  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND o.id OPERATOR(pg_catalog.=) d.id AND o.seq OPERATOR(pg_catalog.=) d.seq "
+						  "FOR UPDATE OF o SKIP LOCKED))",
+						  3, types, values, SPI_OK_DELETE);
 	store_index_paths_end(level);
 	return forgotten;
 }
@@ -171,17 +169,11 @@ outbox_holds_queued_by(const char *index, TimestampTz at)
 {
 	Oid			types[2] = {TEXTOID, TIMESTAMPTZOID};
 	Datum		values[2] = {CStringGetTextDatum(index), TimestampTzGetDatum(at)};
-	bool		holds;
 
-	SPI_connect();
-	if (spi_execute_cached("SELECT 1 FROM flusso.outbox "
-						   "WHERE index_name OPERATOR(pg_catalog.=) $1 AND NOT seed_only "
-						   "AND queued_at OPERATOR(pg_catalog.<=) $2 LIMIT 1",
-						   2, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the outbox of index \"%s\"", index);
-	holds = SPI_processed > 0;
-	SPI_finish();
-	return holds;
+	return store_read("SELECT 1 FROM flusso.outbox "
+					  "WHERE index_name OPERATOR(pg_catalog.=) $1 AND NOT seed_only "
+					  "AND queued_at OPERATOR(pg_catalog.<=) $2 LIMIT 1",
+					  2, types, values, true, 1, NULL, NULL) > 0;
 }
 
 /* The ids queued for index (read-only), in the caller's memory context. */
@@ -190,18 +182,7 @@ outbox_ids(const char *index)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
-	List	   *ids = NIL;
 
-	SPI_connect();
-	if (spi_execute_cached("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
-						   1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the outbox of index \"%s\"", index);
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		ids = lappend(ids, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	MemoryContextSwitchTo(spi);
-	SPI_finish();
-	return ids;
+	return store_read_texts("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+							1, types, values);
 }

@@ -21,6 +21,7 @@
 #include "utils/tuplestore.h"
 
 #include "store/catalog_rejected.h"
+#include "store/store_spi.h"
 
 /* How many documents of index were rejected. */
 int64
@@ -28,17 +29,10 @@ catalog_count_rejected(const char *index)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
-	bool		isnull;
-	int64		count;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM flusso.rejected "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not count the rejected documents of index \"%s\"", index);
-	count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	return count;
+	return store_read_int64("SELECT pg_catalog.count(*) FROM flusso.rejected "
+							"WHERE index_name OPERATOR(pg_catalog.=) $1",
+							1, argtypes, values);
 }
 
 /*
@@ -46,27 +40,27 @@ catalog_count_rejected(const char *index)
  * a set-returning function: id, version, status, error_type, reason,
  * rejected_at.
  */
+static void
+put_rejected(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	ReturnSetInfo *rsinfo = arg;
+	Datum		row[6];
+	bool		isnull[6];
+
+	for (int c = 0; c < 6; c++)
+		row[c] = SPI_getbinval(tuple, desc, c + 1, &isnull[c]);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, isnull);
+}
+
 void
 catalog_list_rejected(const char *index, ReturnSetInfo *rsinfo)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT id, version, status, error_type, reason, rejected_at "
-							  "FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY id",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the rejected documents of index \"%s\"", index);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		Datum		row[6];
-		bool		isnull[6];
-
-		for (int c = 0; c < 6; c++)
-			row[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, isnull);
-	}
-	SPI_finish();
+	(void) store_read("SELECT id, version, status, error_type, reason, rejected_at "
+					  "FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY id",
+					  1, types, values, true, 0, put_rejected, rsinfo);
 }
 
 /* Record that OpenSearch rejected document id of index at version. */
@@ -83,29 +77,20 @@ catalog_record_rejected(const char *index, const char *id, int64 version,
 	values[3] = Int32GetDatum(status);
 	values[4] = CStringGetTextDatum(error_type);
 	values[5] = CStringGetTextDatum(reason);
-	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO flusso.rejected AS r (index_name, id, version, status, error_type, reason) "
-							  "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (index_name, id) DO UPDATE SET "
-							  "version = EXCLUDED.version, status = EXCLUDED.status, "
-							  "error_type = EXCLUDED.error_type, reason = EXCLUDED.reason, "
-							  "rejected_at = EXCLUDED.rejected_at",
-							  6, types, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record a rejected document");
-	SPI_finish();
+	(void) store_run("INSERT INTO flusso.rejected AS r (index_name, id, version, status, error_type, reason) "
+					 "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (index_name, id) DO UPDATE SET "
+					 "version = EXCLUDED.version, status = EXCLUDED.status, "
+					 "error_type = EXCLUDED.error_type, reason = EXCLUDED.reason, "
+					 "rejected_at = EXCLUDED.rejected_at",
+					 6, types, values, SPI_OK_INSERT);
 }
 
 /* Forget the rejected documents of index. */
 void
 catalog_forget_rejected(const char *index)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index)};
-
-	SPI_connect();
-	if (SPI_execute_with_args("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not forget the rejected documents of index \"%s\"", index);
-	SPI_finish();
+	(void) store_run_text("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1",
+						  index, NULL, SPI_OK_DELETE);
 }
 
 /* Forget the rejected documents of index whose ids are in ids (text[]). */
@@ -115,20 +100,14 @@ catalog_forget_rejected_ids(const char *index, Datum ids)
 	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		values[2] = {CStringGetTextDatum(index), ids};
 
-	SPI_connect();
-	if (SPI_execute_with_args("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND id OPERATOR(pg_catalog.=) ANY ($2)",
-							  2, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not forget rejected documents of index \"%s\"", index);
-	SPI_finish();
+	(void) store_run("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 "
+					 "AND id OPERATOR(pg_catalog.=) ANY ($2)",
+					 2, types, values, SPI_OK_DELETE);
 }
 
 /* Forget the rejected documents of every index (a copy starts over). */
 void
 catalog_forget_every_rejected(void)
 {
-	SPI_connect();
-	if (SPI_execute("DELETE FROM flusso.rejected", false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not forget the rejected documents");
-	SPI_finish();
+	(void) store_run("DELETE FROM flusso.rejected", 0, NULL, NULL, SPI_OK_DELETE);
 }

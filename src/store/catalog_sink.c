@@ -6,7 +6,8 @@
  *	  written once, as a verb.
  *
  * Each verb runs in the caller's role and transaction, in a SPI connection
- * of its own; what it returns is allocated in the caller's memory context.
+ * of its own (store_spi.c); what it returns is allocated in the caller's
+ * memory context.
  *
  * Copyright (c) 2026, flusso developers
  *
@@ -22,7 +23,19 @@
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_sink.h"
 #include "store/catalog_source.h"
-#include "util/spi_cache.h"
+#include "store/store_spi.h"
+
+static void
+read_sink(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **rows = arg;
+	SinkRow    *row = palloc0(sizeof(SinkRow));
+
+	row->sink = SPI_getvalue(tuple, desc, 1);
+	row->server_name = SPI_getvalue(tuple, desc, 2);
+	row->options = SPI_getvalue(tuple, desc, 3);
+	*rows = lappend(*rows, row);
+}
 
 /* The rows of index, by sink (read-only). */
 List *
@@ -30,29 +43,11 @@ catalog_read_sinks(const char *index)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
 	List	   *rows = NIL;
 
-	SPI_connect();
-	if (spi_execute_cached("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
-						   "WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY sink",
-						   1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the sinks of index \"%s\"", index);
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		SinkRow    *row = palloc0(sizeof(SinkRow));
-
-		row->sink = SPI_getvalue(tuple, desc, 1);
-		row->server_name = SPI_getvalue(tuple, desc, 2);
-		row->options = SPI_getvalue(tuple, desc, 3);
-		rows = lappend(rows, row);
-	}
-	MemoryContextSwitchTo(spi);
-	SPI_finish();
+	(void) store_read("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
+					  "WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY sink",
+					  1, argtypes, values, true, 0, read_sink, &rows);
 	return rows;
 }
 
@@ -68,10 +63,7 @@ catalog_replace_sinks(const char *index, bool table, const char *server, const c
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 
 	values[0] = CStringGetTextDatum(index);
-	SPI_connect();
-	if (SPI_execute_with_args("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not replace the sinks of index \"%s\"", index);
+	catalog_forget_sinks(index);
 	for (int i = 0; i < 2; i++)
 	{
 		if ((i == 0 && !table) || (i == 1 && !server))
@@ -80,26 +72,18 @@ catalog_replace_sinks(const char *index, bool table, const char *server, const c
 		values[2] = i == 0 ? (Datum) 0 : CStringGetTextDatum(server);
 		nulls[2] = i == 0 ? 'n' : ' ';
 		values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(i == 0 ? "{}" : options));
-		if (SPI_execute_with_args("INSERT INTO flusso.sink (index_name, sink, server_name, options) "
-								  "VALUES ($1, $2, $3, $4)",
-								  4, types, values, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not record the sinks of index \"%s\"", index);
+		(void) store_run_nulls("INSERT INTO flusso.sink (index_name, sink, server_name, options) "
+							   "VALUES ($1, $2, $3, $4)",
+							   4, types, values, nulls, SPI_OK_INSERT);
 	}
-	SPI_finish();
 }
 
 /* Forget the sinks of index. */
 void
 catalog_forget_sinks(const char *index)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index)};
-
-	SPI_connect();
-	if (SPI_execute_with_args("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not forget the sinks of index \"%s\"", index);
-	SPI_finish();
+	(void) store_run_text("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
+						  index, NULL, SPI_OK_DELETE);
 }
 
 /*
@@ -118,32 +102,20 @@ catalog_sinks_signature_sql(const char *index_column)
 void
 catalog_stop_shipping(const char *index, const char *reason)
 {
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(index), CStringGetTextDatum(reason)};
-
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.sink SET stopped = $2 "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
-							  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not stop the shipping of index \"%s\"", index);
-	SPI_finish();
+	(void) store_run_text("UPDATE flusso.sink SET stopped = $2 "
+						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
+						  index, reason, SPI_OK_UPDATE);
 }
 
 /* Let a stopped index ship again. */
 void
 catalog_resume_shipping(const char *index)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(index)};
-
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.sink SET stopped = NULL "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
-							  1, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not let index \"%s\" ship again", index);
-	SPI_finish();
+	(void) store_run_text("UPDATE flusso.sink SET stopped = NULL "
+						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
+						  index, NULL, SPI_OK_UPDATE);
 }
 
 /*
@@ -159,14 +131,11 @@ catalog_set_conflict(const char *index, const char *reason)
 
 	values[0] = CStringGetTextDatum(index);
 	values[1] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.sink SET conflict = $2 "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND sink OPERATOR(pg_catalog.=) 'opensearch' "
-							  "AND conflict IS DISTINCT FROM $2",
-							  2, types, values, reason ? NULL : " n", false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not record the conflict of index \"%s\"", index);
-	SPI_finish();
+	(void) store_run_nulls("UPDATE flusso.sink SET conflict = $2 "
+						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+						   "AND sink OPERATOR(pg_catalog.=) 'opensearch' "
+						   "AND conflict IS DISTINCT FROM $2",
+						   2, types, values, reason ? NULL : " n", SPI_OK_UPDATE);
 }
 
 /*
@@ -179,17 +148,11 @@ catalog_take_alias(const char *index, bool asked)
 {
 	Oid			types[2] = {TEXTOID, BOOLOID};
 	Datum		values[2] = {CStringGetTextDatum(index), BoolGetDatum(asked)};
-	bool		found;
 
-	SPI_connect();
-	if (SPI_execute_with_args("UPDATE flusso.sink SET take_alias = $2 "
-							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
-							  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
-							  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not record that index \"%s\" takes its alias over", index);
-	found = SPI_processed > 0;
-	SPI_finish();
-	return found;
+	return store_run("UPDATE flusso.sink SET take_alias = $2 "
+					 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
+					 "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
+					 2, types, values, SPI_OK_UPDATE) > 0;
 }
 
 /*
@@ -199,12 +162,9 @@ catalog_take_alias(const char *index, bool asked)
 void
 catalog_reset_shipping(void)
 {
-	SPI_connect();
-	if (SPI_execute("UPDATE flusso.sink SET stopped = NULL, conflict = NULL, take_alias = false "
-					"WHERE stopped IS NOT NULL OR conflict IS NOT NULL OR take_alias",
-					false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not reset the OpenSearch sinks");
-	SPI_finish();
+	(void) store_run("UPDATE flusso.sink SET stopped = NULL, conflict = NULL, take_alias = false "
+					 "WHERE stopped IS NOT NULL OR conflict IS NOT NULL OR take_alias",
+					 0, NULL, NULL, SPI_OK_UPDATE);
 }
 
 /* The conflict over an alias, when the catalog has it (0.7.0 on). */
@@ -233,6 +193,24 @@ ranges_left_sql(void)
 		"AND g.state OPERATOR(pg_catalog.<>) 'retired'), 0)";
 }
 
+static void
+read_shipping(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **rows = arg;
+	ShippingRow *row = palloc0(sizeof(ShippingRow));
+	bool		isnull;
+	Datum		oldest;
+
+	row->index_name = SPI_getvalue(tuple, desc, 1);
+	row->pending = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
+	oldest = SPI_getbinval(tuple, desc, 3, &isnull);
+	row->oldest_seconds = isnull ? -1 : DatumGetFloat8(oldest);
+	row->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+	row->stopped = SPI_getvalue(tuple, desc, 5);
+	row->conflict = SPI_getvalue(tuple, desc, 6);
+	*rows = lappend(*rows, row);
+}
+
 /*
  * How every OpenSearch sink ships (read-only): documents to ship (rows
  * queued, and those a seed by ranges has left), the age of the oldest
@@ -241,80 +219,44 @@ ranges_left_sql(void)
 List *
 catalog_shipping_rows(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
 	List	   *rows = NIL;
 
-	SPI_connect();
-	if (SPI_execute(psprintf("SELECT s.index_name, "
-							 "(SELECT pg_catalog.count(*) FROM flusso.outbox o "
-							 " WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name) "
-							 "OPERATOR(pg_catalog.+) %s, "
-							 "(SELECT EXTRACT(EPOCH FROM pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) "
-							 "  pg_catalog.min(o.queued_at))::pg_catalog.float8 FROM flusso.outbox o "
-							 " WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
-							 "(SELECT pg_catalog.count(*) FROM flusso.rejected r "
-							 " WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), "
-							 "s.stopped, %s FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
-							 ranges_left_sql(), conflict_sql()),
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the OpenSearch sinks");
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		ShippingRow *row = palloc0(sizeof(ShippingRow));
-		bool		isnull;
-		Datum		oldest;
-
-		row->index_name = SPI_getvalue(tuple, desc, 1);
-		row->pending = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
-		oldest = SPI_getbinval(tuple, desc, 3, &isnull);
-		row->oldest_seconds = isnull ? -1 : DatumGetFloat8(oldest);
-		row->rejected = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
-		row->stopped = SPI_getvalue(tuple, desc, 5);
-		row->conflict = SPI_getvalue(tuple, desc, 6);
-		rows = lappend(rows, row);
-	}
-	MemoryContextSwitchTo(spi);
-	SPI_finish();
+	(void) store_read(psprintf("SELECT s.index_name, "
+							   "(SELECT pg_catalog.count(*) FROM flusso.outbox o "
+							   " WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name) "
+							   "OPERATOR(pg_catalog.+) %s, "
+							   "(SELECT EXTRACT(EPOCH FROM pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) "
+							   "  pg_catalog.min(o.queued_at))::pg_catalog.float8 FROM flusso.outbox o "
+							   " WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name), "
+							   "(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+							   " WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), "
+							   "s.stopped, %s FROM flusso.sink s WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+							   ranges_left_sql(), conflict_sql()),
+					  0, NULL, NULL, true, 0, read_shipping, &rows);
 	return rows;
 }
 
 /*
  * How the OpenSearch sink of index ships (read-only): the stop and the
- * documents rejected only.  False when index has no OpenSearch sink.
+ * documents rejected only (and none queued).  False when index has no
+ * OpenSearch sink.
  */
 bool
 catalog_shipping_row(const char *index, ShippingRow *row)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
-	MemoryContext caller = CurrentMemoryContext;
-	bool		found;
+	List	   *rows = NIL;
 
-	SPI_connect();
-	if (SPI_execute_with_args(psprintf("SELECT s.stopped, (SELECT pg_catalog.count(*) FROM flusso.rejected r "
-									   "WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), %s "
-									   "FROM flusso.sink s WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
-									   "AND s.sink OPERATOR(pg_catalog.=) 'opensearch'",
-									   conflict_sql()),
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the OpenSearch sink of index \"%s\"", index);
-	found = SPI_processed == 1;
-	if (found)
-	{
-		char	   *stopped = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		char	   *conflict = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
-		bool		isnull;
-
-		memset(row, 0, sizeof(ShippingRow));
-		row->index_name = MemoryContextStrdup(caller, index);
-		row->stopped = stopped ? MemoryContextStrdup(caller, stopped) : NULL;
-		row->conflict = conflict ? MemoryContextStrdup(caller, conflict) : NULL;
-		row->rejected = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	}
-	SPI_finish();
-	return found;
+	memset(row, 0, sizeof(ShippingRow));
+	if (store_read(psprintf("SELECT s.index_name, 0::pg_catalog.int8, NULL::pg_catalog.float8, "
+							"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
+							"WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), s.stopped, %s "
+							"FROM flusso.sink s WHERE s.index_name OPERATOR(pg_catalog.=) $1 "
+							"AND s.sink OPERATOR(pg_catalog.=) 'opensearch'",
+							conflict_sql()),
+				   1, types, values, true, 1, read_shipping, &rows) == 0)
+		return false;
+	*row = *(ShippingRow *) linitial(rows);
+	return true;
 }

@@ -40,44 +40,38 @@ catalog_source_in_catalog(void)
  * Every row, the oldest first: read as a statement that may write, so that
  * what the caller's transaction wrote before is seen.
  */
+static void
+read_source(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **rows = arg;
+	SourceRow  *row = palloc0(sizeof(SourceRow));
+	bool		isnull;
+
+	row->id = SPI_getvalue(tuple, desc, 1);
+	row->system_identifier = SPI_getvalue(tuple, desc, 2);
+	row->database_oid = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
+	row->database_name = SPI_getvalue(tuple, desc, 4);
+	row->created_at = SPI_getvalue(tuple, desc, 5);
+	row->copied_system_identifier = SPI_getvalue(tuple, desc, 6);
+	row->copied_database_oid = SPI_getvalue(tuple, desc, 7);
+	row->copied_database_name = SPI_getvalue(tuple, desc, 8);
+	row->copied_detected_at = SPI_getvalue(tuple, desc, 9);
+	*rows = lappend(*rows, row);
+}
+
 List *
 catalog_source_rows(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
 	List	   *rows = NIL;
 
-	SPI_connect();
-	if (SPI_execute("SELECT id::pg_catalog.text, system_identifier, database_oid, "
-					"database_name::pg_catalog.text, created_at::pg_catalog.text, "
-					"copied_from OPERATOR(pg_catalog.->>) 'system_identifier', "
-					"copied_from OPERATOR(pg_catalog.->>) 'database_oid', "
-					"copied_from OPERATOR(pg_catalog.->>) 'database_name', "
-					"copied_from OPERATOR(pg_catalog.->>) 'detected_at' "
-					"FROM flusso.source ORDER BY created_at, id",
-					false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.source");
-	spi = MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		SourceRow  *row = palloc0(sizeof(SourceRow));
-		bool		isnull;
-
-		row->id = SPI_getvalue(tuple, desc, 1);
-		row->system_identifier = SPI_getvalue(tuple, desc, 2);
-		row->database_oid = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
-		row->database_name = SPI_getvalue(tuple, desc, 4);
-		row->created_at = SPI_getvalue(tuple, desc, 5);
-		row->copied_system_identifier = SPI_getvalue(tuple, desc, 6);
-		row->copied_database_oid = SPI_getvalue(tuple, desc, 7);
-		row->copied_database_name = SPI_getvalue(tuple, desc, 8);
-		row->copied_detected_at = SPI_getvalue(tuple, desc, 9);
-		rows = lappend(rows, row);
-	}
-	MemoryContextSwitchTo(spi);
-	SPI_finish();
+	(void) store_read("SELECT id::pg_catalog.text, system_identifier, database_oid, "
+					  "database_name::pg_catalog.text, created_at::pg_catalog.text, "
+					  "copied_from OPERATOR(pg_catalog.->>) 'system_identifier', "
+					  "copied_from OPERATOR(pg_catalog.->>) 'database_oid', "
+					  "copied_from OPERATOR(pg_catalog.->>) 'database_name', "
+					  "copied_from OPERATOR(pg_catalog.->>) 'detected_at' "
+					  "FROM flusso.source ORDER BY created_at, id",
+					  0, NULL, NULL, false, 0, read_source, &rows);
 	return rows;
 }
 

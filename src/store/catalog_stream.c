@@ -19,42 +19,27 @@
 #include "utils/builtins.h"
 
 #include "store/catalog_stream.h"
+#include "store/store_spi.h"
 
 /* Is a slot recorded? */
 bool
 catalog_slot_recorded(void)
 {
-	bool		recorded;
-
-	SPI_connect();
-	if (SPI_execute("SELECT 1 FROM flusso.stream", true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read flusso.stream");
-	recorded = SPI_processed > 0;
-	SPI_finish();
-	return recorded;
+	return store_read("SELECT 1 FROM flusso.stream LIMIT 1", 0, NULL, NULL, true, 1, NULL, NULL) > 0;
 }
 
 /* Record that the slot of this name was made (now). */
 void
 catalog_record_slot(const char *slot_name)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(slot_name)};
-
-	SPI_connect();
-	if (SPI_execute_with_args("INSERT INTO flusso.stream (slot_name) VALUES ($1) "
-							  "ON CONFLICT (slot_name) DO UPDATE SET created_at = pg_catalog.now()",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the flusso slot");
-	SPI_finish();
+	(void) store_run_text("INSERT INTO flusso.stream (slot_name) VALUES ($1) "
+						  "ON CONFLICT (slot_name) DO UPDATE SET created_at = pg_catalog.now()",
+						  slot_name, NULL, SPI_OK_INSERT);
 }
 
 /* Forget every slot recorded. */
 void
 catalog_forget_slot(void)
 {
-	SPI_connect();
-	if (SPI_execute("DELETE FROM flusso.stream", false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not forget the flusso slot");
-	SPI_finish();
+	(void) store_run("DELETE FROM flusso.stream", 0, NULL, NULL, SPI_OK_DELETE);
 }

@@ -31,7 +31,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "flusso.h"
+#include "settings.h"
 #include "store/stored_docs.h"
 #include "util/spi_cache.h"
 

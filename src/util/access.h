@@ -13,7 +13,7 @@
 #define FLUSSO_UTIL_ACCESS_H
 
 #include "util/pinned.h"
-#include "flusso.h"
+#include "settings.h"
 
 #define FLUSSO_ADMIN_ROLE "flusso_admin"
 

@@ -35,7 +35,7 @@
 #include "utils/syscache.h"
 
 #include "util/pinned.h"
-#include "flusso.h"
+#include "settings.h"
 
 static const char *const pinned[][2] = {
 	{"search_path", "pg_catalog, pg_temp"},

@@ -28,11 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cdc/capture_log.h"
+#include "worker/capture_log.h"
 #include "util/xact.h"
-#include "flusso.h"
-#include "signal/signal_act.h"
-#include "signal/signal_read.h"
+#include "settings.h"
 #include "worker/catchup.h"
 
 /*
@@ -139,9 +137,9 @@ log_batch(ChangeBatch *batch)
 
 /*
  * Act on the signals a batch ended with, in its last transaction: the
- * signals module acts on requests, and hands the seed the indexes to seed
- * afresh and the watermarks.  True when a table an index reads was
- * rewritten or altered.
+ * engine acts on requests (engine/signals.c), and the seed gets the
+ * indexes to seed afresh and the watermarks.  True when a table an index
+ * reads was rewritten or altered.
  */
 static bool
 act_on_signals(Engine *engine, Seeder *seeder, List *signals)

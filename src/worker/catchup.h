@@ -15,7 +15,7 @@
 #include "cdc/decode.h"
 #include "ipc/shared.h"
 #include "engine/engine_stream.h"
-#include "snapshot/seed.h"
+#include "engine/seed.h"
 
 typedef struct Catchup
 {

@@ -48,7 +48,7 @@
 #include "utils/timestamp.h"
 
 #include "util/xact.h"
-#include "flusso.h"
+#include "settings.h"
 #include "ipc/shared.h"
 #include "worker/worker.h"
 
@@ -225,7 +225,10 @@ forget(LauncherState *ls, int i, bool unusable)
 		return;
 	LWLockAcquire(flusso_shared->lock, LW_EXCLUSIVE);
 	if (unusable || (!entry->wanted && !entry->has_extension && !entry->probe))
+	{
+		shared_free_index_statuses(entry);
 		shared_forget_database(entry);
+	}
 	LWLockRelease(flusso_shared->lock);
 }
 

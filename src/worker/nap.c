@@ -22,7 +22,7 @@
  */
 #include "postgres.h"
 
-#include "flusso.h"
+#include "settings.h"
 #include "worker/nap.h"
 
 void

@@ -56,9 +56,9 @@
 #include "util/attempt.h"
 #include "util/pinned.h"
 #include "util/xact.h"
-#include "flusso.h"
-#include "signal/signal.h"
-#include "snapshot/seed.h"
+#include "settings.h"
+#include "store/catalog_signal.h"
+#include "engine/seed.h"
 #include "source/source.h"
 #include "engine/engine_stream.h"
 #include "ipc/catalog_changes.h"
@@ -68,7 +68,7 @@
 #include "worker/catchup.h"
 #include "worker/nap.h"
 #include "worker/slot_record.h"
-#include "engine/strikes.h"
+#include "ipc/strikes.h"
 #include "worker/worker.h"
 
 /*
@@ -157,7 +157,7 @@ forget_worker(int code, Datum arg)
 	if (attempt_overran())
 		my_entry->restart_now = true;
 	LWLockRelease(flusso_shared->lock);
-	/* no session waits for a worker that is gone (index/wait.c) */
+	/* no session waits for a worker that is gone (api/wait.c) */
 	shared_progress_made(my_entry);
 	shared_wake_launcher();
 }
@@ -315,7 +315,7 @@ claim_source(WorkerState *ws, bool look)
  * 'replaced' request for the index goes into flusso.signal: in stream
  * order, the index is compiled against what its names read now, and
  * seeded once the publication covers every table it reads, in phase error
- * until then (signal/signal_act.c).  A change the old engine skipped (the
+ * until then (engine/signals.c).  A change the old engine skipped (the
  * new table's, under another OID) is in that seed.
  */
 static void
@@ -327,7 +327,7 @@ notice_replaced(WorkerState *ws, bool look)
 		return;
 	names = engine_replaced_tables(ws->engine);
 	if (names != NIL)
-		signal_request_seeds(SIGNAL_REPLACED, names);
+		catalog_request_seeds(SIGNAL_REPLACED, names);
 	xact_commit();
 }
 
