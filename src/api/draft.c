@@ -2,7 +2,7 @@
  *
  * draft.c
  *	  flusso_draft(root, depth): a starting definition for an index on a
- *	  table, read from the catalog alone, as YAML with comments that say
+ *	  table, read from the system catalogs alone, as YAML with comments that say
  *	  what was guessed (its fields and joins are
  *	  design/draft_walk.c's).
  *
@@ -22,7 +22,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "design/draft_catalog.h"
+#include "design/draft_tables.h"
 #include "design/draft_walk.h"
 #include "design/yaml_writer.h"
 #include "schema/names.h"

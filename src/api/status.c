@@ -240,11 +240,11 @@ index_lag(const DatabaseEntry *db, const IndexStatus *status, TimestampTz now)
 static double
 seed_eta(const IndexStatus *status, TimestampTz now)
 {
-	double		rate = rate_per_second(&status->snapshot_rate, now, status->snapshot_done);
+	double		rate = rate_per_second(&status->seed_rate, now, status->seed_done);
 
-	if (rate <= 0 || status->snapshot_total <= status->snapshot_done)
+	if (rate <= 0 || status->seed_total <= status->seed_done)
 		return -1;
-	return (double) (status->snapshot_total - status->snapshot_done) / rate;
+	return (double) (status->seed_total - status->seed_done) / rate;
 }
 
 /*
@@ -259,7 +259,7 @@ index_eta(IndexPhase phase, const IndexStatus *status, double stream, TimestampT
 
 	if (phase == PHASE_LIVE)
 		return stream;
-	if (phase != PHASE_SNAPSHOT || status == NULL)
+	if (phase != PHASE_SEEDING || status == NULL)
 		return -1;
 	seed = seed_eta(status, now);
 	if (seed < 0 || stream < 0)
@@ -414,8 +414,8 @@ flusso_status(PG_FUNCTION_ARGS)
 		if (ship && ship->stopped)
 			phase = PHASE_ERROR;
 		values[1] = CStringGetTextDatum(phase_name(phase));
-		values[2] = Int64GetDatum(status ? status->snapshot_done : 0);
-		values[3] = Int64GetDatum(status ? status->snapshot_total : 0);
+		values[2] = Int64GetDatum(status ? status->seed_done : 0);
+		values[3] = Int64GetDatum(status ? status->seed_total : 0);
 		values[4] = Int32GetDatum(copy.worker_pid);
 		nulls[4] = copy.worker_pid == 0;
 		values[5] = CStringGetTextDatum(slot_name);

@@ -59,7 +59,7 @@
 
 #include "compat.h"
 #include "settings.h"
-#include "ipc/catalog_changes.h"
+#include "ipc/change_count.h"
 #include "ipc/shared.h"
 #include "sink/sink.h"
 #include "source/upstream.h"
@@ -106,14 +106,14 @@ typedef struct Waiter
 
 /*
  * What this session read of the last index it waited for, while flusso's
- * tables have not changed since (catalog_changes): an application waits
+ * tables have not changed since (change_count): an application waits
  * after every write, and reading the catalog each time cost more than the
  * wait.  Who may wait is checked at every call, from the system caches.
  */
 typedef struct KnownIndex
 {
 	char		name[NAMEDATALEN];	/* "": none */
-	uint64		changes;		/* catalog_changes_count() when read */
+	uint64		changes;		/* change_count() when read */
 	Oid			owner;
 	bool		opensearch;		/* it has an OpenSearch sink */
 } KnownIndex;
@@ -129,7 +129,7 @@ static KnownIndex known_index;
 typedef struct WrittenTables
 {
 	bool		read;
-	uint64		changes;		/* catalog_changes_count() when read */
+	uint64		changes;		/* change_count() when read */
 	int			ntables;
 	Oid		   *relids;			/* in TopMemoryContext */
 } WrittenTables;
@@ -140,7 +140,7 @@ static WrittenTables written;
 static void
 look_up(DatabaseEntry *entry, const char *name, Oid *owner, bool *opensearch)
 {
-	uint64		changes = entry ? catalog_changes_count(entry) : 0;
+	uint64		changes = entry ? change_count(entry) : 0;
 	StoredIndex *index;
 
 	if (entry && strcmp(known_index.name, name) == 0 && known_index.changes == changes)
@@ -175,10 +175,10 @@ read_written_tables(DatabaseEntry *entry)
 
 	if (!watching)
 	{
-		catalog_changes_watch(NULL, 0);
+		change_count_watch(NULL, 0);
 		watching = true;
 	}
-	changes = catalog_changes_count(entry);
+	changes = change_count(entry);
 	if (written.read && written.changes == changes)
 		return;
 	values[0] = PointerGetDatum(construct_array(schemas, 3, TEXTOID, -1, false, TYPALIGN_INT));
@@ -312,7 +312,7 @@ look(DatabaseEntry *entry, Waiter *w)
 	{
 		case PHASE_IDLE:
 			return cannot(w, "The worker has not started following the index yet.");
-		case PHASE_SNAPSHOT:
+		case PHASE_SEEDING:
 			return cannot(w, "The index is being seeded: its documents may miss changes until the seed ends.");
 		case PHASE_ERROR:
 			return cannot(w, "The index is in error (see last_error in flusso_status()).");

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * diagnostic.h
- *	  One finding about a definition bound to the catalog, as flusso_check()
+ *	  One finding about a definition bound to the system catalogs, as flusso_check()
  *	  reports it: where, how serious, what and what to do.
  *
  * Copyright (c) 2026, flusso developers

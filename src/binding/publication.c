@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * publication.c
- *	  Reads the flusso publication from the catalog through the
+ *	  Reads the flusso publication from the system catalogs through the
  *	  pg_publication_tables view, which already resolves FOR ALL TABLES,
  *	  TABLES IN SCHEMA and partitions into the tables actually published
  *	  (a partitioned table as itself or as its partitions, as

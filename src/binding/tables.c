@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * tables.c
- *	  Walks an index schema against the live catalog: every schema, table
+ *	  Walks an index schema against the system catalogs: every schema, table
  *	  and column it names must exist, every declared type must read the
  *	  column's real type, and filter values must be valid for their column;
  *	  none may be flusso's own (schemas flusso and flusso_docs).

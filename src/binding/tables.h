@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * tables.h
- *	  The tables and columns an index reads, resolved against the live
- *	  catalog.
+ *	  The tables and columns an index reads, resolved against the system
+ *	  catalogs as they are now.
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -34,8 +34,8 @@
  *					publication did not publish that change (the table or
  *					the publication was dropped from it, or the action is
  *					not published): the change is lost to whoever reads it.
- * Both are decided from the catalog as of the change, like everything the
- * plugin looks up.
+ * Both are decided from the system catalogs as of the change, like
+ * everything the plugin looks up.
  *
  * A partition's changes are written as changes of the partitioned table a
  * "columns" option names (itself, or its nearest such ancestor), so that a

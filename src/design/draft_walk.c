@@ -4,7 +4,7 @@
  *	  The walk of a draft (flusso_draft, api/draft.c): a table's columns,
  *	  as fields, and its foreign keys, as joins, each with its table's
  *	  fields one level less deep, depth levels deep; read from the
- *	  catalog alone (draft_catalog.c).
+ *	  catalog alone (draft_tables.c).
  *
  * Every column becomes a field named as the column, of the first field
  * type that reads the column's type (binding/types.c, the table flusso_check
@@ -16,7 +16,7 @@
  *
  * Foreign keys are followed depth levels deep, both ways: one from the
  * table is a belongs_to, one into it a has_many (a has_one when its column
- * is unique), and one from a junction table (draft_catalog.c) a many_to_many
+ * is unique), and one from a junction table (draft_tables.c) a many_to_many
  * through it.  A join never walks back along the key it arrived by.  Only
  * single-column foreign keys that point at a single-column primary key can
  * be written in the format; the others are mentioned and left out.  A
@@ -39,7 +39,7 @@
 #include "utils/lsyscache.h"
 
 #include "binding/types.h"
-#include "design/draft_catalog.h"
+#include "design/draft_tables.h"
 #include "design/draft_walk.h"
 #include "design/yaml_writer.h"
 #include "schema/names.h"

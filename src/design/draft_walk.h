@@ -14,7 +14,7 @@
 
 #include "nodes/pg_list.h"
 
-#include "design/draft_catalog.h"
+#include "design/draft_tables.h"
 #include "schema/value.h"
 
 /*

@@ -2,7 +2,7 @@
  *
  * yaml_writer.c
  *	  Writes a SchemaValue tree as YAML with libyaml's emitter, after a
- *	  block of comment lines: the only way text built from the catalog
+ *	  block of comment lines: the only way text built from the system catalogs
  *	  becomes a definition (flusso_draft).
  *
  * Nothing here splices a name into YAML by hand.  Every scalar is an event

@@ -28,7 +28,7 @@ typedef struct BuildContext
 } BuildContext;
 
 /*
- * A table the statement reads, as it is in the catalog now, and what the
+ * A table the statement reads, as the system catalogs hold it now, and what the
  * statement has made of it so far.
  */
 typedef struct Table

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * lookup.h
- *	  Finding the tables and columns a definition names in the catalog, with
+ *	  Finding the tables and columns a definition names in the system catalogs, with
  *	  one wording for what is missing, and the rows generated SQL reads.
  *
  * Copyright (c) 2026, flusso developers

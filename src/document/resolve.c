@@ -91,7 +91,7 @@ add_rule(IndexResolver *resolver, const Level *level, List *columns, ResolveStep
 	resolver->rules = lappend(resolver->rules, rule);
 }
 
-/* The single primary key column of a table, from the catalog. */
+/* The single primary key column of a table, from the system catalogs. */
 static char *
 single_primary_key(const Level *level)
 {

@@ -135,7 +135,7 @@ engine_attempt(EngineIndex *ei, const char *what, void (*action) (void *arg), vo
 }
 
 /*
- * Everything an index needs to be built, from the live catalog: what it
+ * Everything an index needs to be built, from the system catalogs: what it
  * reads (checked as flusso_check() checks it), its build statement, its
  * resolution rules and its write statements.
  */
@@ -380,7 +380,7 @@ engine_report_phases(Engine *engine)
 
 		if (entry && !ei->broken)
 			shared_set_phase(entry, ei->index->name,
-							 ei->needs_seed ? PHASE_SNAPSHOT : PHASE_LIVE, NULL);
+							 ei->needs_seed ? PHASE_SEEDING : PHASE_LIVE, NULL);
 	}
 	LWLockRelease(flusso_shared->lock);
 }

@@ -346,7 +346,7 @@ begin_one(EngineIndex *ei, const char *publication, MemoryContext parent)
 		return NULL;
 	}
 	write_next(ei, true);
-	report(seed, PHASE_SNAPSHOT, NULL);
+	report(seed, PHASE_SEEDING, NULL);
 	if (seed->last_key)
 		ereport(LOG,
 				(errmsg("flusso: seeding index \"%s\" from %s, resuming after " INT64_FORMAT " root rows",
@@ -601,7 +601,7 @@ close_chunk(Seed **seed)
 	}
 	else
 		s->state = SEED_CHUNK_DUE;
-	report(s, PHASE_SNAPSHOT, NULL);
+	report(s, PHASE_SEEDING, NULL);
 }
 
 /*

@@ -267,7 +267,7 @@ shared_report_phase(const char *name, IndexPhase phase, const char *message,
 	if (entry)
 	{
 		IndexStatus *status = shared_index_status(entry, name);
-		bool		was_seeding = status && status->phase == PHASE_SNAPSHOT;
+		bool		was_seeding = status && status->phase == PHASE_SEEDING;
 
 		shared_set_phase(entry, name, phase, message);
 		status = shared_index_status(entry, name);
@@ -275,12 +275,12 @@ shared_report_phase(const char *name, IndexPhase phase, const char *message,
 		{
 			TimestampTz now = GetCurrentTimestamp();
 
-			status->snapshot_done = done;
-			status->snapshot_total = Max(total, done);
-			if (phase == PHASE_SNAPSHOT && !was_seeding)
-				rate_restart(&status->snapshot_rate, now, done);
+			status->seed_done = done;
+			status->seed_total = Max(total, done);
+			if (phase == PHASE_SEEDING && !was_seeding)
+				rate_restart(&status->seed_rate, now, done);
 			else
-				rate_note(&status->snapshot_rate, now, done);
+				rate_note(&status->seed_rate, now, done);
 		}
 	}
 	LWLockRelease(flusso_shared->lock);
@@ -293,7 +293,7 @@ phase_name(IndexPhase phase)
 	{
 		case PHASE_IDLE:
 			return "idle";
-		case PHASE_SNAPSHOT:
+		case PHASE_SEEDING:
 			return "snapshot";
 		case PHASE_LIVE:
 			return "live";

@@ -10,7 +10,7 @@
  *	  the launcher: list the databases again, so that a copy of a database
  *	  that has flusso (CREATE DATABASE ... TEMPLATE) is probed at once, not
  *	  after the next restart.  A change of flusso's tables made
- *	  by a transaction is counted in shared memory (catalog_changes) when it
+ *	  by a transaction is counted in shared memory (table_changes) when it
  *	  commits, for the worker and the shipper, which keep what they read of
  *	  them until the count moves (worker/catalog_watch.c,
  *	  shipper/ship_catalog.c).  A request made inside a transaction is carried
@@ -63,7 +63,7 @@ carry_out_for_shipper(bool wanted, bool changed)
 		entry->shipper_requests++;
 	}
 	if (entry && changed)
-		entry->catalog_changes++;
+		entry->table_changes++;
 	if (entry)
 		latch = entry->shipper_latch;
 	LWLockRelease(flusso_shared->lock);
@@ -115,7 +115,7 @@ carry_out(XactEvent event, void *arg)
 			entry->hold_until = 0;
 			entry->failures = 0;
 			/* a running worker reads the catalog when it learns of this */
-			entry->catalog_changes++;
+			entry->table_changes++;
 			worker_latch = entry->worker_latch;
 		}
 		else if (entry)

@@ -31,7 +31,7 @@
 typedef enum IndexPhase
 {
 	PHASE_IDLE,					/* nothing to do yet */
-	PHASE_SNAPSHOT,				/* seeding */
+	PHASE_SEEDING,				/* seeding: "snapshot" in flusso_status() */
 	PHASE_LIVE,					/* following changes */
 	PHASE_ERROR					/* stopped, see error */
 } IndexPhase;
@@ -40,9 +40,9 @@ typedef struct IndexStatus
 {
 	char		name[NAMEDATALEN];
 	IndexPhase	phase;
-	int64		snapshot_done;
-	int64		snapshot_total;
-	RateWindow	snapshot_rate;	/* root rows the current seed read */
+	int64		seed_done;
+	int64		seed_total;
+	RateWindow	seed_rate;		/* root rows the current seed read */
 	char		error[FLUSSO_ERROR_LEN];
 
 	/* its own backlog, apart from the database's: the worker's */
@@ -95,7 +95,7 @@ typedef struct DatabaseEntry
 	Latch	   *worker_latch;
 	bool		stop_requested; /* release the slot and exit */
 	bool		drop_requested; /* drop the slot and exit: nothing left */
-	uint64		catalog_changes;	/* commits that changed flusso's tables */
+	uint64		table_changes;	/* commits that changed flusso's tables */
 	char		state[64];		/* what it is doing, in words */
 
 	/* the shipper: runs while an OpenSearch sink has something to do */

@@ -49,7 +49,7 @@
  * begun, seeded, truncated or retired, shipping resumed) and the owners
  * it follows, and each such commit is counted in the database's shared
  * memory (ipc/requests.c), after it is visible.  PostgreSQL's catalogs
- * change through DDL, whose invalidation messages ipc/catalog_changes.c
+ * change through DDL, whose invalidation messages ipc/change_count.c
  * counts: a relcache one for every change of a table, its columns or its
  * privileges; and the syscaches of what the shipper reads besides: the
  * foreign servers, their wrappers and user mappings (a server's options,
@@ -61,7 +61,7 @@
  * (ship_catalog_forget()).
  *
  * Another backend's invalidations reach this process when it reads the
- * shared invalidation queue: catalog_changes_count() reads it, which costs the
+ * shared invalidation queue: change_count() reads it, which costs the
  * test of a flag when it is empty.
  *
  * Copyright (c) 2026, flusso developers
@@ -77,7 +77,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#include "ipc/catalog_changes.h"
+#include "ipc/change_count.h"
 #include "ipc/shared.h"
 #include "util/xact.h"
 #include "store/catalog_index.h"
@@ -101,7 +101,7 @@ static struct
 	List	   *indexes;		/* ShipIndex, in context */
 	bool		steady;			/* it holds until a change is counted */
 	DatabaseEntry *entry;
-	uint64		count;			/* catalog_changes_count() before it was read */
+	uint64		count;			/* change_count() before it was read */
 	TimestampTz loaded_at;
 	SourceIdentity identity;	/* id NULL: a catalog before 0.7.0 */
 	char	   *owner_record;	/* the identity, as OpenSearch indexes record it */
@@ -117,7 +117,7 @@ ship_watch_start(void)
 		NAMESPACEOID, PROCOID, TYPEOID
 	};
 
-	catalog_changes_watch(caches, lengthof(caches));
+	change_count_watch(caches, lengthof(caches));
 }
 
 static ShipIndex *
@@ -312,7 +312,7 @@ steady(List *indexes)
 bool
 ship_load(DatabaseEntry *entry, List **indexes)
 {
-	uint64		count = catalog_changes_count(entry);
+	uint64		count = change_count(entry);
 	TimestampTz now = GetCurrentTimestamp();
 	MemoryContext context;
 	List	   *loaded;
@@ -377,7 +377,7 @@ ship_catalog_forget(void)
 bool
 ship_catalog_holds(void)
 {
-	return kept.context != NULL && catalog_changes_count(kept.entry) == kept.count;
+	return kept.context != NULL && change_count(kept.entry) == kept.count;
 }
 
 /*

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * catalog_watch.c
- *	  Tells the worker when what it reads from the catalog may have
- *	  changed, so that an idle worker reads it only then, not on a timer.
+ *	  Tells the worker when what it reads of flusso's catalog or of the
+ *	  system catalogs may have changed, so that an idle worker reads it
+ *	  only then, not on a timer.
  *
  * What the worker waits for changes in two ways.  flusso's own tables
  * (flusso.index, flusso.sink, the generations) change through flusso's SQL
@@ -12,7 +13,7 @@
  * catalogs (a publication that comes to cover a table, a table or column
  * that is back, a privilege granted, a documents table dropped or given
  * to another owner) change through DDL, which sends invalidation messages
- * when it commits, after the change is visible; ipc/catalog_changes.c
+ * when it commits, after the change is visible; ipc/change_count.c
  * counts them.  A relcache invalidation comes with every change of a
  * table, of its columns or privileges, and of a publication's tables; the
  * syscaches cover what does not send one: publications, schemas, role
@@ -38,7 +39,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#include "ipc/catalog_changes.h"
+#include "ipc/change_count.h"
 #include "worker/catalog_watch.h"
 
 /*
@@ -57,14 +58,14 @@ catalog_watch_start(void)
 		NAMESPACEOID, AUTHMEMMEMROLE, PROCOID, TYPEOID
 	};
 
-	catalog_changes_watch(caches, lengthof(caches));
+	change_count_watch(caches, lengthof(caches));
 }
 
 /* The catalog is being read now: changes counted so far are seen. */
 void
 catalog_watch_reset(CatalogWatch *watch, DatabaseEntry *entry)
 {
-	watch->seen = catalog_changes_count(entry);
+	watch->seen = change_count(entry);
 	watch->seen_at = GetCurrentTimestamp();
 }
 
@@ -75,7 +76,7 @@ catalog_watch_reset(CatalogWatch *watch, DatabaseEntry *entry)
 bool
 catalog_watch_due(CatalogWatch *watch, DatabaseEntry *entry)
 {
-	uint64		now_seen = catalog_changes_count(entry);
+	uint64		now_seen = change_count(entry);
 	TimestampTz now;
 
 	if (now_seen == watch->seen)

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * catalog_watch.h
- *	  Tells the worker when what it reads from the catalog may have changed.
+ *	  Tells the worker when what it reads of flusso's catalog, or of the
+ *	  system catalogs, may have changed.
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -61,7 +61,7 @@
 #include "engine/seed.h"
 #include "source/source.h"
 #include "engine/engine_stream.h"
-#include "ipc/catalog_changes.h"
+#include "ipc/change_count.h"
 #include "ipc/shared.h"
 #include "store/catalog_index.h"
 #include "worker/catalog_watch.h"
@@ -344,7 +344,7 @@ notice_replaced(WorkerState *ws, bool look)
 static void
 notice_replaced_before_publishing(WorkerState *ws)
 {
-	uint64		seen = catalog_changes_count(ws->entry);
+	uint64		seen = change_count(ws->entry);
 
 	if (seen == ws->replaced_seen)
 		return;

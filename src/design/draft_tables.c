@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
- * draft_catalog.c
- *	  What flusso_draft reads of the catalog: a table's columns, its primary
+ * draft_tables.c
+ *	  What flusso_draft reads of the system catalogs: a table's columns, its primary
  *	  key, the foreign keys from and to it, and which tables are junctions.
  *	  Nothing here reads a row of a user table, and nothing here decides
  *	  what the draft says (draft.c does).
  *
  * Foreign keys are listed in the order of their names (then of their
- * table's), so that the same catalog always drafts the same text.  Of the
+ * table's), so that the same system catalogs always draft the same text.  Of the
  * constraints PostgreSQL clones onto partitions (conparentid set), only
  * those a referencing partition inherits are kept, as its own foreign keys
  * out of it: a partitioned table's constraint stands for the others, and a
@@ -35,7 +35,7 @@
 #include "utils/syscache.h"
 
 #include "compat.h"
-#include "design/draft_catalog.h"
+#include "design/draft_tables.h"
 
 /* The live columns of relid, in attnum order. */
 List *

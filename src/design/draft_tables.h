@@ -1,15 +1,15 @@
 /*-------------------------------------------------------------------------
  *
- * draft_catalog.h
- *	  What flusso_draft reads of the catalog: a table's columns, its primary
+ * draft_tables.h
+ *	  What flusso_draft reads of the system catalogs: a table's columns, its primary
  *	  key, the foreign keys from and to it, and which tables are junctions.
  *
  * Copyright (c) 2026, flusso developers
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FLUSSO_DESIGN_DRAFT_CATALOG_H
-#define FLUSSO_DESIGN_DRAFT_CATALOG_H
+#ifndef FLUSSO_DESIGN_DRAFT_TABLES_H
+#define FLUSSO_DESIGN_DRAFT_TABLES_H
 
 #include "nodes/pg_list.h"
 
@@ -47,4 +47,4 @@ extern List *draft_foreign_keys(Oid relid, bool incoming);
 extern DraftForeignKey *draft_junction_far_key(const DraftForeignKey *near);
 extern char *draft_table_display(Oid relid);
 
-#endif							/* FLUSSO_DESIGN_DRAFT_CATALOG_H */
+#endif							/* FLUSSO_DESIGN_DRAFT_TABLES_H */

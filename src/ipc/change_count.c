@@ -1,18 +1,19 @@
 /*-------------------------------------------------------------------------
  *
- * catalog_changes.c
+ * change_count.c
  *	  The one count by which the worker (worker/catalog_watch.c) and the
- *	  shipper (shipper/ship_catalog.c) learn that what they keep of the
- *	  catalog may have changed.
+ *	  shipper (shipper/ship_catalog.c) learn that what they keep of
+ *	  flusso's catalog, or of PostgreSQL's system catalogs, may have
+ *	  changed.
  *
  * It adds two counts.  Changes of flusso's own tables are counted in the
  * database's shared memory by the transactions that commit them
- * (ipc/requests.c), after they are visible.  Changes of PostgreSQL's
+ * (ipc/requests.c), after they are visible.  Changes of the system
  * catalogs come as invalidation messages, counted here by callbacks: a
  * relcache one for every change of a table, its columns or privileges,
  * and those of the syscaches the process names.  Another backend's
  * messages reach this process when it reads the shared invalidation
- * queue, which catalog_changes_count() does, at the cost of testing a flag
+ * queue, which change_count() does, at the cost of testing a flag
  * when it is empty; a process that fell too far behind gets a reset,
  * which calls every callback.  More counts than changes cost a catalog
  * read each.
@@ -25,7 +26,7 @@
 
 #include "utils/inval.h"
 
-#include "ipc/catalog_changes.h"
+#include "ipc/change_count.h"
 
 /*
  * Invalidations seen by this process.  A file variable, not a process's
@@ -47,7 +48,7 @@ count_syscache(Datum arg, int cacheid, uint32 hashvalue)
 
 /* Count invalidations from now on, of relations and of caches; once per process. */
 void
-catalog_changes_watch(const int *caches, int ncaches)
+change_count_watch(const int *caches, int ncaches)
 {
 	CacheRegisterRelcacheCallback(count_relation, (Datum) 0);
 	for (int i = 0; i < ncaches; i++)
@@ -59,13 +60,13 @@ catalog_changes_watch(const int *caches, int ncaches)
  * committed in entry's database.
  */
 uint64
-catalog_changes_count(DatabaseEntry *entry)
+change_count(DatabaseEntry *entry)
 {
 	uint64		committed;
 
 	AcceptInvalidationMessages();
 	LWLockAcquire(flusso_shared->lock, LW_SHARED);
-	committed = entry->catalog_changes;
+	committed = entry->table_changes;
 	LWLockRelease(flusso_shared->lock);
 	return invalidations + committed;
 }
