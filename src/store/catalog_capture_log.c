@@ -16,34 +16,18 @@
 #include "utils/pg_lsn.h"
 
 #include "store/catalog_capture_log.h"
+#include "store/store_spi.h"
 
-static SPIPlanPtr insert_plan = NULL;
-
-/*
- * Log one change: its keys are jsonb text.  The caller is connected to SPI
- * inside a transaction.
- */
+/* Log one change: its keys are jsonb text.  In the caller's transaction. */
 void
 catalog_log_change(Oid relid, char op, Datum old_key, bool old_key_null,
 				   Datum new_key, bool new_key_null,
 				   TransactionId xid, XLogRecPtr commit_lsn)
 {
+	Oid			types[6] = {OIDOID, CHAROID, TEXTOID, TEXTOID, XIDOID, PG_LSNOID};
 	Datum		values[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 
-	if (insert_plan == NULL)
-	{
-		Oid			types[6] = {OIDOID, CHAROID, TEXTOID, TEXTOID, XIDOID, PG_LSNOID};
-		SPIPlanPtr	plan = SPI_prepare("INSERT INTO flusso.capture_log "
-									   "(relid, op, old_key, new_key, xid, commit_lsn) "
-									   "VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6)",
-									   6, types);
-
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "could not prepare the flusso.capture_log insert: %s",
-				 SPI_result_code_string(SPI_result));
-		insert_plan = plan;
-	}
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = CharGetDatum(op);
 	values[2] = old_key;
@@ -52,6 +36,8 @@ catalog_log_change(Oid relid, char op, Datum old_key, bool old_key_null,
 	nulls[3] = new_key_null ? 'n' : ' ';
 	values[4] = TransactionIdGetDatum(xid);
 	values[5] = LSNGetDatum(commit_lsn);
-	if (SPI_execute_plan(insert_plan, values, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not write to flusso.capture_log");
+	(void) store_run_nulls("INSERT INTO flusso.capture_log "
+						   "(relid, op, old_key, new_key, xid, commit_lsn) "
+						   "VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6)",
+						   6, types, values, nulls, SPI_OK_INSERT);
 }

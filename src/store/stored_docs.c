@@ -32,8 +32,8 @@
 #include "utils/lsyscache.h"
 
 #include "settings.h"
+#include "store/store_spi.h"
 #include "store/stored_docs.h"
-#include "util/spi_cache.h"
 
 /*
  * The documents of ids[0..n-1] into docs[0..n-1], as JSON text in the
@@ -44,7 +44,9 @@
 bool
 stored_docs_read(const char *index, char **ids, int n, char **docs)
 {
-	MemoryContext caller = CurrentMemoryContext;
+	List	   *read = NIL;
+	ListCell   *lc;
+	int			next = 0;
 	Oid			relid;
 	Datum	   *id_values = palloc(sizeof(Datum) * Max(n, 1));
 	Oid			types[1] = {TEXTARRAYOID};
@@ -62,21 +64,14 @@ stored_docs_read(const char *index, char **ids, int n, char **docs)
 	for (int i = 0; i < n; i++)
 		id_values[i] = CStringGetTextDatum(ids[i]);
 	values[0] = PointerGetDatum(construct_array(id_values, n, TEXTOID, -1, false, TYPALIGN_INT));
-	SPI_connect();
-	if (spi_execute_cached(psprintf("SELECT t.doc::pg_catalog.text "
-									"FROM pg_catalog.unnest($1) WITH ORDINALITY u(id, n) "
-									"LEFT JOIN %s t ON t.id OPERATOR(pg_catalog.=) u.id "
-									"ORDER BY u.n",
-									quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, index)),
-						   1, types, values, NULL, true, 0) != SPI_OK_SELECT ||
-		SPI_processed != (uint64) n)
+	if (store_read(psprintf("SELECT t.doc::pg_catalog.text "
+							"FROM pg_catalog.unnest($1) WITH ORDINALITY u(id, n) "
+							"LEFT JOIN %s t ON t.id OPERATOR(pg_catalog.=) u.id "
+							"ORDER BY u.n",
+							quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, index)),
+				   1, types, values, true, 0, store_read_text, &read) != (uint64) n)
 		elog(ERROR, "could not read the documents of index \"%s\"", index);
-	for (int i = 0; i < n; i++)
-	{
-		char	   *doc = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-
-		docs[i] = doc ? MemoryContextStrdup(caller, doc) : NULL;
-	}
-	SPI_finish();
+	foreach(lc, read)
+		docs[next++] = lfirst(lc);
 	return true;
 }
