@@ -28,6 +28,8 @@
 #     wording) is included by api/ alone: engine/, design/, hooks/ and the
 #     binding itself reach a definition bound to the live catalog through
 #     binding/, which check/ may include;
+#   - store/'s files run their statements through store/store_spi.c: no
+#     other file of store/ connects to SPI itself;
 #   - no bare memory context switch outside the helpers that begin or end
 #     transactions (util/xact.c, util/attempt.c): elsewhere a
 #     MemoryContextSwitchTo() keeps the context it replaces (old = ...),
@@ -131,6 +133,11 @@ done
 	sed 's/^\([^:]*:[0-9]*\):.*/layout: \1 defines a signal kind: the kinds are store\/catalog_signal.h'"'"'s/' | grep . && exit 1
 	grep -ln 'catalog_insert_watermark' *.c */*.c | grep -v '^store/\|^engine/seed.c$' |
 	sed 's/^/layout: /; s/$/ inserts a watermark: only the seed does (engine\/seed.c)/' | grep . && exit 1
+	exit 0) || status=1
+
+# store/ runs its statements through store_spi.c alone
+(cd "$src" && grep -ln 'SPI_connect' store/*.c | grep -v '^store/store_spi.c$' |
+	sed 's/^/layout: /; s/$/ connects to SPI: the store runs its statements through store\/store_spi.c/' | grep . && exit 1
 	exit 0) || status=1
 
 # only engine/ includes both cdc/ and document/
