@@ -126,12 +126,15 @@ suite() {
 	[ "$(id -u)" -eq 0 ] && chown -R "$CLUSTER_USER": "$work"
 	echo "check.sh: PostgreSQL $("$PG_CONFIG" --version | cut -d' ' -f2), working in $work"
 
+	# pg_regress runs in the copy: 15 takes the expected outputs from the
+	# output directory's expected/, 16 and later from the working
+	# directory's (--expecteddir, which 15 lacks, defaults to ".")
 	[ -z "${tap_only:-}" ] && echo "== pg_regress ($major)"
-	if [ -z "${tap_only:-}" ] && ! as_cluster_user env PATH="$PG_BINDIR:$PATH" \
+	if [ -z "${tap_only:-}" ] && ! (cd "$work" && as_cluster_user env PATH="$PG_BINDIR:$PATH" \
 		"$PGXS_DIR/src/test/regress/pg_regress" \
 		--bindir="$PG_BINDIR" --inputdir="$work/test" --outputdir="$work" \
 		--temp-instance="$work/tmp_regress" --temp-config="$work/test/cluster.conf" \
-		--dbname=contrib_regression --encoding=UTF8 "${regress[@]}"; then
+		--dbname=contrib_regression --encoding=UTF8 "${regress[@]}"); then
 		[ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"
 		failures+=("PostgreSQL $major, pg_regress: see regression.diffs above")
 		status=1
