@@ -271,7 +271,7 @@ flusso_rejected(PG_FUNCTION_ARGS)
 /*
  * flusso_adopt(name text): the index takes its OpenSearch alias over from
  * whichever database serves it now, which the shipper otherwise never
- * does (shipper/ship_owner.c): the database this one is a copy of, once
+ * does (shipper/generations.c): the database this one is a copy of, once
  * this one is to take its place (after a migration), or another server
  * running as this database.  Once the alias is moved, that database's
  * shipper finds it serving an index not its own, and stops in conflict.

@@ -28,7 +28,7 @@
  * A row leaves the outbox only if it was not queued again meanwhile (its
  * seq is unchanged) and the worker is not queueing it again right now (it
  * holds no lock on it: the shipper never waits for the worker, see
- * ship_record.c), once every item of it is done; an item refused for good
+ * forget_rows() below), once every item of it is done; an item refused for good
  * puts the row in flusso.rejected instead, and with on_error 'stop' stops
  * the index's shipping.  A row with an item to try again stays, and the
  * index backs off.
@@ -51,8 +51,11 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -63,6 +66,8 @@
 #include "document/session.h"
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_outbox.h"
+#include "store/catalog_rejected.h"
+#include "store/catalog_sink.h"
 #include "store/stored_docs.h"
 #include "opensearch/bulk.h"
 #include "opensearch/http.h"
@@ -70,7 +75,6 @@
 #include "shipper/ship.h"
 #include "shipper/ship_digest.h"
 #include "shipper/ship_range.h"
-#include "shipper/ship_record.h"
 
 
 /* the index whose documents are being built, while they are */
@@ -385,6 +389,107 @@ prepare(BulkBatch *b, char **failure)
 	return built && b->nrows > 0;
 }
 
+/* The rows' ids (ids) or seqs, as an array for the outbox's statement. */
+static Datum
+text_array(List *rows, bool ids)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(rows), 1));
+	int			n = 0;
+	ListCell   *lc;
+
+	foreach(lc, rows)
+	{
+		QueuedRow  *r = lfirst(lc);
+
+		elems[n++] = ids ? CStringGetTextDatum(r->id) : Int64GetDatum(r->seq);
+	}
+	return ids ? PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT))
+		: PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * Forget the rows not queued again since they were read; returns how many
+ * were forgotten.
+ *
+ * The worker queues documents again in transactions of its own that lock
+ * outbox rows in an order of its own (a slice's ids in no particular
+ * order, several slices a transaction), so the shipper must not wait for
+ * a row the worker holds while it holds rows the worker may want next:
+ * that is how the two deadlocked.  It locks the rows it deletes with SKIP
+ * LOCKED, never waiting.  A row it skips is being queued again (its seq
+ * changes, and it was not to be deleted) or dropped; if the worker's
+ * transaction aborts instead, the row stays and is shipped again, which is
+ * harmless.  The worker may wait for the shipper, which waits for nobody
+ * while it holds outbox rows: no cycle.
+ */
+static uint64
+forget_rows(const char *index, List *rows)
+{
+	uint64		forgotten;
+
+	if (rows == NIL)
+		return 0;
+	forgotten = outbox_forget_shipped(index, text_array(rows, true), text_array(rows, false));
+	return forgotten;
+}
+
+/*
+ * Stop the shipping of an index, as on_error 'stop' asks, for n rejected
+ * documents of error type error_type.
+ */
+static void
+stop_index(BulkBatch *b, int n, const char *error_type)
+{
+	const char *index = b->x->name;
+
+	b->status->reread = true;
+	catalog_stop_shipping(index,
+						  psprintf("OpenSearch rejected %d documents (%s); shipping stopped, as on_error 'stop' asks: see flusso_rejected('%s'), then call flusso_retry_rejected('%s')",
+								   n, error_type, index, index));
+}
+
+/*
+ * Record how the rows fared, in a transaction of its own.  The index is
+ * stopped first: that row may be locked by the worker (a retry of the
+ * rejected documents), and the shipper waits for it holding no outbox
+ * row.  A rejected row is recorded only if it is forgotten: one queued
+ * again meanwhile is shipped again, built from the newer rows.
+ */
+static void
+record_outcome(BulkBatch *b, Outcome *out)
+{
+	const char *index = b->x->name;
+	ListCell   *lc,
+			   *rc;
+
+	if (!xact_begin(true, NULL, 0))
+		return;
+	SPI_connect();
+	if (out->rejected != NIL && strcmp(b->x->on_error, "stop") == 0)
+	{
+		BulkItemResult *first = linitial(out->rejections);
+
+		stop_index(b, list_length(out->rejected),
+				   first->error_type ? first->error_type : "unknown");
+	}
+	/* what OpenSearch stored, before the rows leave the outbox */
+	ship_digest_record(b);
+	if (b->range != NULL)
+		range_record(b, out);
+	else
+	{
+		forget_rows(index, out->done);
+		forboth(lc, out->rejected, rc, out->rejections)
+		{
+			if (forget_rows(index, list_make1(lfirst(lc))) > 0)
+				ship_record_rejected(index, lfirst(lc), lfirst(rc));
+		}
+	}
+	SPI_finish();
+	/* lost in a crash, the rows are shipped again: no need to wait for the flush */
+	xact_commit_unflushed();
+}
+
 /*
  * Read, build and compose a bulk: the oldest queued rows of x after
  * *cursor, which is moved past the last row the bulk sends, or with range
@@ -457,7 +562,7 @@ prepare_batch(ShipIndex *x, ShipRuntime *rt, int generations, ShipCursor *cursor
 
 		for (int i = 0; i < b->nrows; i++)
 			out.done = lappend(out.done, &b->rows[i]);
-		ship_record_batch(b, &out);
+		record_outcome(b, &out);
 		MemoryContextDelete(context);
 		*settled = true;
 		return NULL;
@@ -624,7 +729,7 @@ bulk_record(BulkBatch *b, ShipRuntime *rt, Outcome *out, ShipStatus *status)
 	ShipIndex  *x = b->x;
 
 	if (out->done != NIL || out->rejected != NIL || (b->range != NULL && out->answered))
-		ship_record_batch(b, out);
+		record_outcome(b, out);
 	if (!out->answered)
 		return;
 	ship_record_shipped(x->name, count_sent(out->done));

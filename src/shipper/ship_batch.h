@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * ship_batch.h
- *	  One _bulk of an index's turn, as ship.c sends it and ship_record.c
- *	  records how its rows fared.  Private to shipper/.
+ *	  One _bulk of an index's turn, as ship.c sends it and records how its
+ *	  rows fared.  Private to shipper/.
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -8,7 +8,7 @@
  * cluster's system identifier and the database's OID.  Every OpenSearch
  * index flusso creates records that identity in its _meta, and the
  * shipper writes only into indexes, and moves only aliases, that are its
- * own (shipper/ship_owner.c).
+ * own (shipper/generations.c).
  *
  * Everything that copies a database copies flusso's catalog with it, and
  * the copy would then ship into the same OpenSearch indexes and fight
@@ -31,7 +31,7 @@
  * A physical copy (a restored base backup, a cloned volume, a promoted
  * standby) has the same system identifier, OID and catalog: it is the
  * same source, as a standby must be to take over.  Should two of them run
- * at once, the shipper does not fight over an alias (ship_owner.c).
+ * at once, the shipper does not fight over an alias (shipper/generations.c).
  *
  * Copyright (c) 2026, flusso developers
  *
