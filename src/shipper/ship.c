@@ -391,7 +391,7 @@ prepare(BulkBatch *b, char **failure)
 
 /* The rows' ids (ids) or seqs, as an array for the outbox's statement. */
 static Datum
-text_array(List *rows, bool ids)
+rows_array(List *rows, bool ids)
 {
 	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(rows), 1));
 	int			n = 0;
@@ -429,7 +429,7 @@ forget_rows(const char *index, List *rows)
 
 	if (rows == NIL)
 		return 0;
-	forgotten = outbox_forget_shipped(index, text_array(rows, true), text_array(rows, false));
+	forgotten = outbox_forget_shipped(index, rows_array(rows, true), rows_array(rows, false));
 	return forgotten;
 }
 
