@@ -238,9 +238,9 @@ prepare_build(void *arg)
 
 /*
  * The statement that builds the index's documents must prepare: a raw
- * filter that does not parse, or a column the catalog no longer has,
- * would otherwise fail every batch.  Only tried when every name and type
- * of the index checked out, since those errors say more.
+ * filter that does not parse, or a column the system catalogs no longer
+ * have, would otherwise fail every batch.  Only tried when every name and
+ * type of the index checked out, since those errors say more.
  */
 static void
 check_build(DiagnosticSink *sink, const StoredIndex *index)

@@ -331,7 +331,7 @@ confirm_now(CaptureStream *stream, XLogRecPtr lsn)
  * it waits for a later commit.  A crash before then loses at most
  * unconfirmed work, which the slot delivers again.
  *
- * The slot may then free WAL and catalog rows older than that.  It is
+ * The slot may then free WAL and system catalog rows older than that.  It is
  * marked dirty, so that a checkpoint writes it too, and written to disk at
  * most every save_interval_ms: a crash redelivers at most the changes
  * confirmed since.  Call this on every turn, also when nothing new was

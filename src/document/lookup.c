@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * lookup.c
- *	  Finding the tables and columns a definition names in the catalog:
- *	  flusso_check() reports what is missing, the build statement and the
- *	  resolution rules refuse it, in the same words; and how generated SQL
- *	  names a table's rows.
+ *	  Finding in the system catalogs the tables and columns a definition
+ *	  names: flusso_check() reports what is missing, the build statement
+ *	  and the resolution rules refuse it, in the same words; and how
+ *	  generated SQL names a table's rows.
  *
  * Copyright (c) 2026, flusso developers
  *

@@ -63,14 +63,14 @@ static uint64 invalidations_seen = 0;
 static XLogRecPtr absorbed_before = InvalidXLogRecPtr;
 
 /*
- * Decoding looks the catalog up as it was when each change was made, and
- * leaves what it read in this process's caches.  An entry so built is
- * stale only if a later catalog change's invalidation had been taken in
- * before it was built, for nothing invalidates it again, until the reader
- * replays that change's commit, which executes its invalidations
- * (ReorderBufferExecuteInvalidations): a relation's entry may then name a
- * file a later TRUNCATE replaced.  So the next transaction starts from
- * clean caches unless the reader has passed every commit whose
+ * Decoding looks the system catalogs up as they were when each change was
+ * made, and leaves what it read in this process's caches.  An entry so
+ * built is stale only if a later system catalog change's invalidation had
+ * been taken in before it was built, for nothing invalidates it again,
+ * until the reader replays that change's commit, which executes its
+ * invalidations (ReorderBufferExecuteInvalidations): a relation's entry may
+ * then name a file a later TRUNCATE replaced.  So the next transaction
+ * starts from clean caches unless the reader has passed every commit whose
  * invalidations this process took in: each time the count of those moves,
  * the WAL insert position then bounds them.  In a steady stream of row
  * changes no invalidation arrives and the caches are kept, which saves a

@@ -112,8 +112,8 @@ typedef struct WorkerState
 	CaptureStream *stream;		/* decoding, once the slot is open */
 	char	   *restart_reason; /* set: compile the indexes again */
 	CatalogWatch catalog;		/* when the catalog may have changed */
-	uint64		replaced_seen;	/* catalog changes when tables were last
-								 * looked at for replacement */
+	uint64		replaced_seen;	/* system catalog changes when tables were
+								 * last looked at for replacement */
 	Catchup		catchup;		/* the documents owed, and how they are built */
 	TimestampTz broken_tried_at;
 	TimestampTz source_checked_at;
