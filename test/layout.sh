@@ -28,8 +28,8 @@
 #     wording) is included by api/ alone: engine/, design/, hooks/ and the
 #     binding itself reach a definition bound to the live catalog through
 #     binding/, which check/ may include;
-#   - store/'s files run their statements through store/store_spi.c: no
-#     other file of store/ connects to SPI itself;
+#   - store/'s files run their statements through util/spi_run.c: no
+#     file of store/ connects to SPI itself;
 #   - no bare memory context switch outside the helpers that begin or end
 #     transactions (util/xact.c, util/attempt.c): elsewhere a
 #     MemoryContextSwitchTo() keeps the context it replaces (old = ...),
@@ -135,9 +135,9 @@ done
 	sed 's/^/layout: /; s/$/ inserts a watermark: only the seed does (engine\/seed.c)/' | grep . && exit 1
 	exit 0) || status=1
 
-# store/ runs its statements through store_spi.c alone
-(cd "$src" && grep -ln 'SPI_connect' store/*.c | grep -v '^store/store_spi.c$' |
-	sed 's/^/layout: /; s/$/ connects to SPI: the store runs its statements through store\/store_spi.c/' | grep . && exit 1
+# store/ runs its statements through util/spi_run.c alone
+(cd "$src" && grep -ln 'SPI_connect' store/*.c |
+	sed 's/^/layout: /; s/$/ connects to SPI: the store runs its statements through util\/spi_run.c/' | grep . && exit 1
 	exit 0) || status=1
 
 # only engine/ includes both cdc/ and document/

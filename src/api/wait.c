@@ -44,7 +44,6 @@
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -65,6 +64,7 @@
 #include "source/upstream.h"
 #include "store/catalog_index.h"
 #include "util/access.h"
+#include "util/spi_run.h"
 
 PG_FUNCTION_INFO_V1(flusso_wait);
 
@@ -172,6 +172,7 @@ read_written_tables(DatabaseEntry *entry)
 	Oid			types[1] = {TEXTARRAYOID};
 	Datum		values[1];
 	uint64		changes;
+	List	   *relids = NIL;
 
 	if (!watching)
 	{
@@ -182,25 +183,17 @@ read_written_tables(DatabaseEntry *entry)
 	if (written.read && written.changes == changes)
 		return;
 	values[0] = PointerGetDatum(construct_array(schemas, 3, TEXTOID, -1, false, TYPALIGN_INT));
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT c.oid FROM pg_catalog.pg_class c "
-							  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
-							  "WHERE n.nspname OPERATOR(pg_catalog.=) ANY ($1) "
-							  "AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the tables the flusso worker writes");
+	(void) spi_read("SELECT c.oid FROM pg_catalog.pg_class c "
+					"JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+					"WHERE n.nspname OPERATOR(pg_catalog.=) ANY ($1) "
+					"AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])",
+					1, types, values, true, 0, spi_read_oid, &relids);
 	if (written.relids)
 		pfree(written.relids);
-	written.relids = MemoryContextAlloc(TopMemoryContext, sizeof(Oid) * Max(SPI_processed, 1));
-	written.ntables = (int) SPI_processed;
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		written.relids[i] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	SPI_finish();
+	written.relids = MemoryContextAlloc(TopMemoryContext, sizeof(Oid) * Max(list_length(relids), 1));
+	written.ntables = list_length(relids);
+	for (int i = 0; i < written.ntables; i++)
+		written.relids[i] = list_nth_oid(relids, i);
 	written.read = true;
 	written.changes = changes;
 }

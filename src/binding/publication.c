@@ -23,6 +23,7 @@
 #include "utils/lsyscache.h"
 
 #include "binding/publication.h"
+#include "util/spi_run.h"
 
 static void
 load_actions(PublicationState *state, HeapTuple tuple, TupleDesc desc)
@@ -40,6 +41,49 @@ load_actions(PublicationState *state, HeapTuple tuple, TupleDesc desc)
 	state->missing_actions = missing.len ? missing.data : NULL;
 }
 
+/* A reader: the publication's row, into the PublicationState arg. */
+static void
+read_publication(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	PublicationState *state = arg;
+	bool		isnull;
+
+	state->exists = true;
+	state->oid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+	state->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+	state->all_tables = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+	state->via_root = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
+	load_actions(state, tuple, desc);
+}
+
+/* A reader: one table the publication publishes, added to the state arg. */
+static void
+read_published_table(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	PublicationState *state = arg;
+	PublishedTable *table = palloc0(sizeof(PublishedTable));
+	bool		isnull;
+	Datum		attnames;
+	Datum		rowfilter;
+
+	table->relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+	attnames = SPI_getbinval(tuple, desc, 2, &isnull);
+	if (!isnull)
+	{
+		Datum	   *elems;
+		int			nelems;
+
+		deconstruct_array(DatumGetArrayTypeP(attnames), TEXTOID, -1, false,
+						  TYPALIGN_INT, &elems, NULL, &nelems);
+		for (int e = 0; e < nelems; e++)
+			table->columns = lappend(table->columns, TextDatumGetCString(elems[e]));
+	}
+	rowfilter = SPI_getbinval(tuple, desc, 3, &isnull);
+	if (!isnull)
+		table->rowfilter = TextDatumGetCString(rowfilter);
+	state->tables = lappend(state->tables, table);
+}
+
 /*
  * Load the state of publication name; the caller's memory context keeps it.
  * Not read-only, so that a publication flusso_provision() has just created
@@ -48,70 +92,19 @@ load_actions(PublicationState *state, HeapTuple tuple, TupleDesc desc)
 void
 publication_load(const char *name, PublicationState *state)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 
 	memset(state, 0, sizeof(PublicationState));
 	state->name = pstrdup(name);
-
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT oid, pubowner, puballtables, pubinsert, pubupdate, "
-							  "pubdelete, pubtruncate, pubviaroot FROM pg_catalog.pg_publication "
-							  "WHERE pubname OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read publication \"%s\"", name);
-	if (SPI_processed == 1)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		state->exists = true;
-		state->oid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
-		state->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
-		state->all_tables = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
-		state->via_root = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
-		load_actions(state, tuple, desc);
-		MemoryContextSwitchTo(spi);
-	}
-
-	if (state->exists &&
-		SPI_execute_with_args("SELECT c.oid, t.attnames::text[], t.rowfilter "
-							  "FROM " PUBLICATION_TABLES_FROM "WHERE t.pubname OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the tables of publication \"%s\"", name);
-
-	for (uint64 i = 0; state->exists && i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		Datum		attnames;
-		Datum		rowfilter;
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-		PublishedTable *table = palloc0(sizeof(PublishedTable));
-
-		table->relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
-		attnames = SPI_getbinval(tuple, desc, 2, &isnull);
-		if (!isnull)
-		{
-			Datum	   *elems;
-			int			nelems;
-
-			deconstruct_array(DatumGetArrayTypeP(attnames), TEXTOID, -1, false,
-							  TYPALIGN_INT, &elems, NULL, &nelems);
-			for (int e = 0; e < nelems; e++)
-				table->columns = lappend(table->columns, TextDatumGetCString(elems[e]));
-		}
-		rowfilter = SPI_getbinval(tuple, desc, 3, &isnull);
-		if (!isnull)
-			table->rowfilter = TextDatumGetCString(rowfilter);
-		state->tables = lappend(state->tables, table);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
+	(void) spi_read("SELECT oid, pubowner, puballtables, pubinsert, pubupdate, "
+					"pubdelete, pubtruncate, pubviaroot FROM pg_catalog.pg_publication "
+					"WHERE pubname OPERATOR(pg_catalog.=) $1",
+					1, argtypes, values, false, 1, read_publication, state);
+	if (state->exists)
+		(void) spi_read("SELECT c.oid, t.attnames::pg_catalog.text[], t.rowfilter "
+						"FROM " PUBLICATION_TABLES_FROM "WHERE t.pubname OPERATOR(pg_catalog.=) $1",
+						1, argtypes, values, false, 0, read_published_table, state);
 }
 
 static PublishedTable *

@@ -17,7 +17,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
@@ -32,6 +31,7 @@
 #include "settings.h"
 #include "source/source.h"
 #include "util/pinned.h"
+#include "util/spi_run.h"
 
 /* launcher, one worker, one short-lived probe */
 #define MIN_WORKER_PROCESSES 3
@@ -126,23 +126,14 @@ environment_slot_exists(char **plugin)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(environment_slot_name())};
-	MemoryContext caller = CurrentMemoryContext;
-	bool		exists;
+	List	   *plugins;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT plugin::text FROM pg_catalog.pg_replication_slots "
-							  "WHERE slot_name OPERATOR(pg_catalog.=) $1", 1, argtypes, values, NULL, true, 1)
-		!= SPI_OK_SELECT)
-		elog(ERROR, "could not read pg_replication_slots");
-	exists = SPI_processed == 1;
-	if (exists)
-	{
-		char	   *value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-		*plugin = MemoryContextStrdup(caller, value ? value : "");
-	}
-	SPI_finish();
-	return exists;
+	plugins = spi_read_texts("SELECT plugin::pg_catalog.text FROM pg_catalog.pg_replication_slots "
+							 "WHERE slot_name OPERATOR(pg_catalog.=) $1", 1, argtypes, values);
+	if (plugins == NIL)
+		return false;
+	*plugin = linitial(plugins) ? (char *) linitial(plugins) : "";
+	return true;
 }
 
 /* A count from a query with at most one oid parameter, $1. */
@@ -151,16 +142,8 @@ count_of(const char *sql, Oid param)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(param)};
-	int64		n;
-	bool		isnull;
 
-	SPI_connect();
-	if (SPI_execute_with_args(sql, OidIsValid(param) ? 1 : 0, argtypes, values,
-							  NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not run \"%s\"", sql);
-	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	return n;
+	return spi_read_int64(sql, OidIsValid(param) ? 1 : 0, argtypes, values);
 }
 
 static void

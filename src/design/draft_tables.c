@@ -36,6 +36,7 @@
 
 #include "compat.h"
 #include "design/draft_tables.h"
+#include "util/spi_run.h"
 
 /* The live columns of relid, in attnum order. */
 List *
@@ -139,6 +140,24 @@ draft_column_unique(Oid relid, AttrNumber attnum)
 	return unique;
 }
 
+/* A reader: one foreign key, appended to the List ** arg. */
+static void
+read_foreign_key(HeapTuple tuple, TupleDesc desc, void *arg)
+{
+	List	  **keys = arg;
+	DraftForeignKey *key = palloc(sizeof(DraftForeignKey));
+	bool		isnull;
+
+	key->conoid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+	key->conname = TextDatumGetCString(SPI_getbinval(tuple, desc, 2, &isnull));
+	key->from_relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
+	key->to_relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 4, &isnull));
+	key->ncolumns = DatumGetInt32(SPI_getbinval(tuple, desc, 5, &isnull));
+	key->from_attnum = DatumGetInt16(SPI_getbinval(tuple, desc, 6, &isnull));
+	key->to_attnum = DatumGetInt16(SPI_getbinval(tuple, desc, 7, &isnull));
+	*keys = lappend(*keys, key);
+}
+
 /*
  * The foreign keys of relid (outgoing) or pointing at it (incoming), in
  * the order of their names, then of their tables' names.
@@ -146,47 +165,25 @@ draft_column_unique(Oid relid, AttrNumber attnum)
 List *
 draft_foreign_keys(Oid relid, bool incoming)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	List	   *keys = NIL;
 
-	SPI_connect();
-	if (SPI_execute_with_args(psprintf("SELECT c.oid, c.conname::pg_catalog.text, c.conrelid, c.confrelid, "
-									   "pg_catalog.cardinality(c.conkey), c.conkey[1], c.confkey[1] "
-									   "FROM pg_catalog.pg_constraint c "
-									   "JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) c.conrelid "
-									   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) r.relnamespace "
-									   "WHERE c.contype OPERATOR(pg_catalog.=) 'f' "
-									   "AND c.%s OPERATOR(pg_catalog.=) $1 "
-									   "AND (c.conparentid OPERATOR(pg_catalog.=) 0%s) "
-									   "ORDER BY c.conname, n.nspname, r.relname, c.oid",
-									   incoming ? "confrelid" : "conrelid",
-									   incoming ? ""
-									   : " OR c.confrelid OPERATOR(pg_catalog.=) (SELECT p.confrelid "
-									   "FROM pg_catalog.pg_constraint p "
-									   "WHERE p.oid OPERATOR(pg_catalog.=) c.conparentid)"),
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the foreign keys of relation %u", relid);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-		DraftForeignKey *key = palloc(sizeof(DraftForeignKey));
-		bool		isnull;
-
-		key->conoid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
-		key->conname = TextDatumGetCString(SPI_getbinval(tuple, desc, 2, &isnull));
-		key->from_relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
-		key->to_relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 4, &isnull));
-		key->ncolumns = DatumGetInt32(SPI_getbinval(tuple, desc, 5, &isnull));
-		key->from_attnum = DatumGetInt16(SPI_getbinval(tuple, desc, 6, &isnull));
-		key->to_attnum = DatumGetInt16(SPI_getbinval(tuple, desc, 7, &isnull));
-		keys = lappend(keys, key);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
+	(void) spi_read(psprintf("SELECT c.oid, c.conname::pg_catalog.text, c.conrelid, c.confrelid, "
+							 "pg_catalog.cardinality(c.conkey), c.conkey[1], c.confkey[1] "
+							 "FROM pg_catalog.pg_constraint c "
+							 "JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) c.conrelid "
+							 "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) r.relnamespace "
+							 "WHERE c.contype OPERATOR(pg_catalog.=) 'f' "
+							 "AND c.%s OPERATOR(pg_catalog.=) $1 "
+							 "AND (c.conparentid OPERATOR(pg_catalog.=) 0%s) "
+							 "ORDER BY c.conname, n.nspname, r.relname, c.oid",
+							 incoming ? "confrelid" : "conrelid",
+							 incoming ? ""
+							 : " OR c.confrelid OPERATOR(pg_catalog.=) (SELECT p.confrelid "
+							 "FROM pg_catalog.pg_constraint p "
+							 "WHERE p.oid OPERATOR(pg_catalog.=) c.conparentid)"),
+					1, argtypes, values, true, 0, read_foreign_key, &keys);
 	return keys;
 }
 

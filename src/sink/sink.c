@@ -19,12 +19,12 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "catalog/namespace.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 #include "util/pinned.h"
+#include "util/spi_run.h"
 #include "store/catalog_sink.h"
 #include "settings.h"
 #include "sink/opensearch_sink.h"
@@ -94,19 +94,12 @@ same_index_options(const char *a, const char *b)
 {
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		values[2] = {CStringGetTextDatum(a), CStringGetTextDatum(b)};
-	bool		isnull;
-	bool		same;
 
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT ($1::pg_catalog.jsonb OPERATOR(pg_catalog.-) "
-							  "'{on_error,replicas,refresh_interval}'::pg_catalog.text[]) "
-							  "OPERATOR(pg_catalog.=) ($2::pg_catalog.jsonb OPERATOR(pg_catalog.-) "
-							  "'{on_error,replicas,refresh_interval}'::pg_catalog.text[])",
-							  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not compare OpenSearch options");
-	same = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	return same;
+	return spi_read("SELECT 1 WHERE ($1::pg_catalog.jsonb OPERATOR(pg_catalog.-) "
+					"'{on_error,replicas,refresh_interval}'::pg_catalog.text[]) "
+					"OPERATOR(pg_catalog.=) ($2::pg_catalog.jsonb OPERATOR(pg_catalog.-) "
+					"'{on_error,replicas,refresh_interval}'::pg_catalog.text[])",
+					2, types, values, true, 1, NULL, NULL) > 0;
 }
 
 /*

@@ -47,6 +47,7 @@
 #include "compat.h"
 #include "settings.h"
 #include "source/upstream.h"
+#include "util/spi_run.h"
 
 /*
  * The subscriptions of this database, with the tables each copies into
@@ -91,10 +92,29 @@ origin_progress(Oid subid)
 	return replorigin_get_progress(id, false);
 }
 
-static Datum
-column(int row, int col, bool *isnull)
+/* A reader: one subscription, appended to the List ** arg. */
+static void
+read_upstream(HeapTuple tuple, TupleDesc desc, void *arg)
 {
-	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+	List	  **upstreams = arg;
+	Upstream   *u = palloc0(sizeof(Upstream));
+	bool		isnull;
+	Datum		d;
+
+	u->subid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+	u->name = TextDatumGetCString(SPI_getbinval(tuple, desc, 2, &isnull));
+	u->enabled = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+	d = SPI_getbinval(tuple, desc, 4, &isnull);
+	u->pid = isnull ? 0 : DatumGetInt32(d);
+	d = SPI_getbinval(tuple, desc, 5, &isnull);
+	u->confirmed = (isnull || u->pid == 0) ? InvalidXLogRecPtr : DatumGetLSN(d);
+	d = SPI_getbinval(tuple, desc, 6, &isnull);
+	u->heard_at = (isnull || u->pid == 0) ? 0 : DatumGetTimestampTz(d);
+	u->apply_errors = DatumGetInt64(SPI_getbinval(tuple, desc, 7, &isnull));
+	u->tables = DatumGetInt32(SPI_getbinval(tuple, desc, 8, &isnull));
+	u->copying = DatumGetInt32(SPI_getbinval(tuple, desc, 9, &isnull));
+	u->applied = origin_progress(u->subid);
+	*upstreams = lappend(*upstreams, u);
 }
 
 /*
@@ -105,39 +125,12 @@ column(int row, int col, bool *isnull)
 List *
 upstream_load(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	Oid			types[2] = {OIDOID, TEXTOID};
 	Datum		values[2] = {ObjectIdGetDatum(MyDatabaseId),
 	CStringGetTextDatum(flusso_publication)};
 	List	   *upstreams = NIL;
 
-	SPI_connect();
-	if (SPI_execute_with_args(upstream_sql, 2, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read this database's subscriptions");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-		Upstream   *u = palloc0(sizeof(Upstream));
-		bool		isnull;
-		Datum		d;
-
-		u->subid = DatumGetObjectId(column(i, 1, &isnull));
-		u->name = TextDatumGetCString(column(i, 2, &isnull));
-		u->enabled = DatumGetBool(column(i, 3, &isnull));
-		d = column(i, 4, &isnull);
-		u->pid = isnull ? 0 : DatumGetInt32(d);
-		d = column(i, 5, &isnull);
-		u->confirmed = (isnull || u->pid == 0) ? InvalidXLogRecPtr : DatumGetLSN(d);
-		d = column(i, 6, &isnull);
-		u->heard_at = (isnull || u->pid == 0) ? 0 : DatumGetTimestampTz(d);
-		u->apply_errors = DatumGetInt64(column(i, 7, &isnull));
-		u->tables = DatumGetInt32(column(i, 8, &isnull));
-		u->copying = DatumGetInt32(column(i, 9, &isnull));
-		u->applied = origin_progress(u->subid);
-		upstreams = lappend(upstreams, u);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
+	(void) spi_read(upstream_sql, 2, types, values, false, 0, read_upstream, &upstreams);
 	return upstreams;
 }
 

@@ -16,7 +16,7 @@
 #include "utils/pg_lsn.h"
 
 #include "store/catalog_capture_log.h"
-#include "store/store_spi.h"
+#include "util/spi_run.h"
 
 /* Log one change: its keys are jsonb text.  In the caller's transaction. */
 void
@@ -36,7 +36,7 @@ catalog_log_change(Oid relid, char op, Datum old_key, bool old_key_null,
 	nulls[3] = new_key_null ? 'n' : ' ';
 	values[4] = TransactionIdGetDatum(xid);
 	values[5] = LSNGetDatum(commit_lsn);
-	(void) store_run_nulls("INSERT INTO flusso.capture_log "
+	(void) spi_run_nulls("INSERT INTO flusso.capture_log "
 						   "(relid, op, old_key, new_key, xid, commit_lsn) "
 						   "VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6)",
 						   6, types, values, nulls, SPI_OK_INSERT);

@@ -6,7 +6,7 @@
  *
  * Loading parses each stored definition (definition.c) as the catalog
  * owner.  The other verbs run in the caller's role and transaction, in a
- * SPI connection of their own (store_spi.c, nested in the caller's, if
+ * SPI connection of their own (util/spi_run.c, nested in the caller's, if
  * any); a result they return is allocated in the caller's memory context.
  *
  * Copyright (c) 2026, flusso developers
@@ -25,7 +25,7 @@
 #include "ipc/requests.h"
 #include "store/catalog_index.h"
 #include "store/catalog_source.h"
-#include "store/store_spi.h"
+#include "util/spi_run.h"
 
 /*
  * The stored indexes, by name, with their parsed schemas, in the caller's
@@ -55,7 +55,7 @@ load_indexes(const char *only)
 	Datum		values[1] = {only ? CStringGetTextDatum(only) : (Datum) 0};
 
 	catalog_become_owner(&saved);
-	(void) store_read(only
+	(void) spi_read(only
 					  ? "SELECT name, owner::oid, source, version FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1"
 					  : "SELECT name, owner::oid, source, version FROM flusso.index ORDER BY name",
 					  only ? 1 : 0, argtypes, values, true, 0, read_index, &indexes);
@@ -91,7 +91,7 @@ catalog_index_names(void)
 	List	   *names;
 
 	catalog_become_owner(&saved);
-	names = store_read_texts("SELECT name FROM flusso.index ORDER BY name", 0, NULL, NULL);
+	names = spi_read_texts("SELECT name FROM flusso.index ORDER BY name", 0, NULL, NULL);
 	catalog_restore_user(&saved);
 	return names;
 }
@@ -128,7 +128,7 @@ catalog_insert_index(const char *name, const ParsedDefinition *parsed,
 
 	definition_values(values, name, parsed, source);
 	values[6] = ObjectIdGetDatum(owner);
-	return store_run("INSERT INTO flusso.index "
+	return spi_run("INSERT INTO flusso.index "
 					 "(name, version, schema_name, table_name, definition, source, owner) "
 					 "VALUES ($1, $2, $3, $4, $5, $6, $7::regrole) "
 					 "ON CONFLICT (name) DO NOTHING",
@@ -149,7 +149,7 @@ catalog_replace_index(const char *name, const ParsedDefinition *parsed,
 	definition_values(values, name, parsed, source);
 	values[6] = BoolGetDatum(in_place);
 	/* a new meaning is seeded again, unless it changes in place; the same is not */
-	(void) store_run("UPDATE flusso.index SET version = $2, schema_name = $3, "
+	(void) spi_run("UPDATE flusso.index SET version = $2, schema_name = $3, "
 					 "table_name = $4, definition = $5, source = $6, "
 					 "needs_seed = needs_seed OR (version IS DISTINCT FROM $2 AND NOT $7), "
 					 "updated_at = pg_catalog.now() WHERE name OPERATOR(pg_catalog.=) $1",
@@ -175,7 +175,7 @@ catalog_lock_index(const char *name)
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	Oid			owner = InvalidOid;
 
-	(void) store_read("SELECT owner::oid FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+	(void) spi_read("SELECT owner::oid FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 					  1, argtypes, values, false, 1, read_oid, &owner);
 	return owner;
 }
@@ -203,7 +203,7 @@ catalog_lock_index_row(const char *name)
 bool
 catalog_delete_index(const char *name)
 {
-	return store_run_text("DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1",
+	return spi_run_text("DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1",
 						  name, NULL, SPI_OK_DELETE) > 0;
 }
 
@@ -211,7 +211,7 @@ catalog_delete_index(const char *name)
 bool
 catalog_has_indexes(void)
 {
-	return store_run("SELECT 1 FROM flusso.index LIMIT 1",
+	return spi_run("SELECT 1 FROM flusso.index LIMIT 1",
 					 0, NULL, NULL, SPI_OK_SELECT) > 0;
 }
 
@@ -222,7 +222,7 @@ catalog_has_indexes(void)
 void
 catalog_follow_owners(void)
 {
-	if (store_run("UPDATE flusso.index i SET owner = c.relowner::pg_catalog.regrole, "
+	if (spi_run("UPDATE flusso.index i SET owner = c.relowner::pg_catalog.regrole, "
 				  "updated_at = pg_catalog.now() "
 				  "FROM pg_catalog.pg_class c "
 				  "WHERE c.relnamespace OPERATOR(pg_catalog.=) 'flusso_docs'::pg_catalog.regnamespace "
@@ -244,7 +244,7 @@ catalog_forget_dropped(const char *name)
 {
 	bool		forgotten;
 
-	forgotten = store_run_text("WITH gone AS (DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
+	forgotten = spi_run_text("WITH gone AS (DELETE FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
 							   "AND pg_catalog.to_regclass(pg_catalog.quote_ident('flusso_docs') "
 							   "OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident($1)) IS NULL "
 							   "RETURNING name), "
@@ -269,7 +269,7 @@ catalog_indexes_signature(const char *sinks_of_name)
 	ListCell   *lc;
 
 	initStringInfo(&buf);
-	foreach(lc, store_read_texts(psprintf("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid, %s) "
+	foreach(lc, spi_read_texts(psprintf("SELECT pg_catalog.concat_ws(':', name, version, owner::pg_catalog.oid, %s) "
 										  "FROM flusso.index ORDER BY name", sinks_of_name),
 								 0, NULL, NULL))
 		appendStringInfo(&buf, "%s;", (char *) lfirst(lc));
@@ -280,14 +280,14 @@ catalog_indexes_signature(const char *sinks_of_name)
 List *
 catalog_indexes_to_seed(void)
 {
-	return store_read_texts("SELECT name FROM flusso.index WHERE needs_seed", 0, NULL, NULL);
+	return spi_read_texts("SELECT name FROM flusso.index WHERE needs_seed", 0, NULL, NULL);
 }
 
 /* Is index name still there?  Its row is then held (FOR SHARE). */
 bool
 catalog_share_index(const char *name)
 {
-	return store_run_text("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR SHARE",
+	return spi_run_text("SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 FOR SHARE",
 						  name, NULL, SPI_OK_SELECT) == 1;
 }
 
@@ -298,7 +298,7 @@ catalog_share_index(const char *name)
 bool
 catalog_lock_index_version(const char *name, const char *version, bool for_update)
 {
-	return store_run_text(for_update
+	return spi_run_text(for_update
 						  ? "SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
 						  "AND version OPERATOR(pg_catalog.=) $2 FOR UPDATE"
 						  : "SELECT 1 FROM flusso.index WHERE name OPERATOR(pg_catalog.=) $1 "
@@ -313,7 +313,7 @@ catalog_lock_index_version(const char *name, const char *version, bool for_updat
 void
 catalog_mark_for_seeding(const char *name, bool touch)
 {
-	(void) store_run_text(touch
+	(void) spi_run_text(touch
 						  ? "UPDATE flusso.index SET needs_seed = true, updated_at = pg_catalog.now() "
 						  "WHERE name OPERATOR(pg_catalog.=) $1"
 						  : "UPDATE flusso.index SET needs_seed = true WHERE name OPERATOR(pg_catalog.=) $1",
@@ -324,7 +324,7 @@ catalog_mark_for_seeding(const char *name, bool touch)
 void
 catalog_mark_all_for_seeding(void)
 {
-	(void) store_run("UPDATE flusso.index SET needs_seed = true",
+	(void) spi_run("UPDATE flusso.index SET needs_seed = true",
 					 0, NULL, NULL, SPI_OK_UPDATE);
 }
 
@@ -332,7 +332,7 @@ catalog_mark_all_for_seeding(void)
 void
 catalog_mark_seeded(const char *name)
 {
-	(void) store_run_text("UPDATE flusso.index SET needs_seed = false WHERE name OPERATOR(pg_catalog.=) $1",
+	(void) spi_run_text("UPDATE flusso.index SET needs_seed = false WHERE name OPERATOR(pg_catalog.=) $1",
 						  name, NULL, SPI_OK_UPDATE);
 }
 
@@ -364,7 +364,7 @@ catalog_opensearch_indexes(void)
 	List	   *indexes = NIL;
 	bool		conflicts = catalog_source_in_catalog();
 
-	(void) store_read(psprintf("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
+	(void) spi_read(psprintf("SELECT i.name, i.owner::pg_catalog.oid, s.server_name, "
 							   "s.options OPERATOR(pg_catalog.->>) 'on_error', s.stopped, i.owner::pg_catalog.text, "
 							   "%s FROM flusso.sink s JOIN flusso.index i ON i.name OPERATOR(pg_catalog.=) s.index_name "
 							   "WHERE s.sink OPERATOR(pg_catalog.=) 'opensearch' ORDER BY i.name",

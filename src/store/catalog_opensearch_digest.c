@@ -24,8 +24,9 @@
 #include "utils/lsyscache.h"
 
 #include "store/catalog_opensearch_digest.h"
-#include "store/store_spi.h"
 #include "util/spi_cache.h"
+#include "store/index_paths.h"
+#include "util/spi_run.h"
 
 /*
  * Does the catalog have flusso.opensearch_digest (0.7.0 on)?  Until
@@ -65,7 +66,7 @@ digest_keep_held(Datum generations, Datum ids, Datum digests, int **held)
 	int			n = 0;
 	ListCell   *lc;
 
-	(void) store_read("WITH sent AS ("
+	(void) spi_read("WITH sent AS ("
 					  "SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
 					  "pg_catalog.unnest($3)) WITH ORDINALITY AS s(generation, id, digest, ord)), "
 					  "gone AS (DELETE FROM flusso.opensearch_digest d USING sent s "
@@ -95,7 +96,7 @@ digest_record(Datum generations, Datum ids, Datum digests)
 	Datum		values[3] = {generations, ids, digests};
 	int			level = store_index_paths_begin();
 
-	(void) store_run("INSERT INTO flusso.opensearch_digest AS d (generation, id, digest) "
+	(void) spi_run("INSERT INTO flusso.opensearch_digest AS d (generation, id, digest) "
 					 "SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
 					 "pg_catalog.unnest($3)) "
 					 "ON CONFLICT (generation, id) DO UPDATE SET digest = EXCLUDED.digest",
@@ -110,7 +111,7 @@ digest_forget_generation(int64 generation)
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(generation)};
 
-	(void) store_run("DELETE FROM flusso.opensearch_digest WHERE generation OPERATOR(pg_catalog.=) $1",
+	(void) spi_run("DELETE FROM flusso.opensearch_digest WHERE generation OPERATOR(pg_catalog.=) $1",
 					 1, types, values, SPI_OK_DELETE);
 }
 
@@ -124,7 +125,7 @@ digest_forget_ids(const char *index, Datum ids)
 	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		values[2] = {CStringGetTextDatum(index), ids};
 
-	(void) store_run("DELETE FROM flusso.opensearch_digest d USING flusso.opensearch_generation g "
+	(void) spi_run("DELETE FROM flusso.opensearch_digest d USING flusso.opensearch_generation g "
 					 "WHERE g.generation OPERATOR(pg_catalog.=) d.generation "
 					 "AND g.index_name OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2)",
 					 2, types, values, SPI_OK_DELETE);
@@ -134,5 +135,5 @@ digest_forget_ids(const char *index, Datum ids)
 void
 digest_forget_every(void)
 {
-	(void) store_run("DELETE FROM flusso.opensearch_digest", 0, NULL, NULL, SPI_OK_DELETE);
+	(void) spi_run("DELETE FROM flusso.opensearch_digest", 0, NULL, NULL, SPI_OK_DELETE);
 }

@@ -34,8 +34,8 @@
 
 #include "store/catalog_opensearch_digest.h"
 #include "store/catalog_opensearch_generation.h"
-#include "store/store_spi.h"
 #include "util/text_array.h"
+#include "util/spi_run.h"
 
 /* Statements about one generation, $1, (and an int8 $2) record its steps. */
 static void
@@ -44,7 +44,7 @@ record(const char *sql, int64 generation, int64 arg2, int expected)
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(generation), Int64GetDatum(arg2)};
 
-	(void) store_run(sql, strstr(sql, "$2") ? 2 : 1, types, values, expected);
+	(void) spi_run(sql, strstr(sql, "$2") ? 2 : 1, types, values, expected);
 }
 
 /*
@@ -86,7 +86,7 @@ generation_remap_in_catalog(void)
 void
 generation_mark_remap(const char *index)
 {
-	(void) store_run_text("UPDATE flusso.opensearch_generation SET remap = true, updated_at = pg_catalog.now() "
+	(void) spi_run_text("UPDATE flusso.opensearch_generation SET remap = true, updated_at = pg_catalog.now() "
 						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						  "AND state OPERATOR(pg_catalog.<>) 'retired'",
 						  index, NULL, SPI_OK_UPDATE);
@@ -96,7 +96,7 @@ generation_mark_remap(const char *index)
 bool
 generation_any_active(const char *index)
 {
-	return store_run_text("SELECT 1 FROM flusso.opensearch_generation "
+	return spi_run_text("SELECT 1 FROM flusso.opensearch_generation "
 						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						  "AND state OPERATOR(pg_catalog.<>) 'retired'",
 						  index, NULL, SPI_OK_SELECT) > 0;
@@ -106,7 +106,7 @@ generation_any_active(const char *index)
 bool
 generation_any_seeding(const char *index)
 {
-	return store_run_text("SELECT 1 FROM flusso.opensearch_generation "
+	return spi_run_text("SELECT 1 FROM flusso.opensearch_generation "
 						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						  "AND state OPERATOR(pg_catalog.=) 'seeding'",
 						  index, NULL, SPI_OK_SELECT) > 0;
@@ -132,7 +132,7 @@ generation_begin(const char *index, const char *server, Oid owner,
 	values[3] = CStringGetTextDatum(alias);
 	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(settings));
 	if (generation_ranges_in_catalog())
-		(void) store_run("INSERT INTO flusso.opensearch_generation "
+		(void) spi_run("INSERT INTO flusso.opensearch_generation "
 				   "(generation, index_name, server_name, owner, alias, concrete, settings, state, "
 				   "ranges_version, ranges_estimate) "
 				   "SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
@@ -143,7 +143,7 @@ generation_begin(const char *index, const char *server, Oid owner,
 				   "FROM pg_catalog.nextval('flusso.generation_seq') g",
 				   5, types, values, SPI_OK_INSERT);
 	else
-		(void) store_run("INSERT INTO flusso.opensearch_generation "
+		(void) spi_run("INSERT INTO flusso.opensearch_generation "
 				   "(generation, index_name, server_name, owner, alias, concrete, settings, state) "
 				   "SELECT g, $1, $2, $3::pg_catalog.regrole, $4, "
 				   "pg_catalog.concat($4, '-g', g, '-', pg_catalog.left(pg_catalog.gen_random_uuid()::pg_catalog.text, 8)), "
@@ -166,7 +166,7 @@ generation_set_options(const char *index, const char *options)
 
 	values[0] = CStringGetTextDatum(index);
 	values[1] = DirectFunctionCall1(jsonb_in, CStringGetDatum(options));
-	(void) store_run("UPDATE flusso.opensearch_generation SET settings = $2 "
+	(void) spi_run("UPDATE flusso.opensearch_generation SET settings = $2 "
 					 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 					 "AND state OPERATOR(pg_catalog.<>) 'retired'",
 					 2, types, values, SPI_OK_UPDATE);
@@ -181,7 +181,7 @@ generation_seeding_by_ranges(const char *index)
 {
 	if (!generation_ranges_in_catalog())
 		return false;
-	return store_run_text("SELECT 1 FROM flusso.opensearch_generation "
+	return spi_run_text("SELECT 1 FROM flusso.opensearch_generation "
 						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						  "AND state OPERATOR(pg_catalog.=) 'seeding' "
 						  "AND ranges_version IS NOT NULL",
@@ -192,7 +192,7 @@ generation_seeding_by_ranges(const char *index)
 uint64
 generation_retire_seeding(const char *index)
 {
-	return store_run_text("UPDATE flusso.opensearch_generation SET state = 'retired', "
+	return spi_run_text("UPDATE flusso.opensearch_generation SET state = 'retired', "
 						  "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						  "AND state OPERATOR(pg_catalog.=) 'seeding'",
 						  index, NULL, SPI_OK_UPDATE);
@@ -205,7 +205,7 @@ generation_retire_seeding(const char *index)
 void
 generation_seeded(const char *index)
 {
-	(void) store_run_text("UPDATE flusso.opensearch_generation SET state = 'seeded', "
+	(void) spi_run_text("UPDATE flusso.opensearch_generation SET state = 'seeded', "
 						  "seeded_version = pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), "
 						  "'0/0')::pg_catalog.int8, updated_at = pg_catalog.now() "
 						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
@@ -220,7 +220,7 @@ generation_truncate(const char *index, XLogRecPtr version)
 	Oid			types[2] = {TEXTOID, INT8OID};
 	Datum		values[2] = {CStringGetTextDatum(index), Int64GetDatum((int64) version)};
 
-	(void) store_run("UPDATE flusso.opensearch_generation SET truncate_version = $2, "
+	(void) spi_run("UPDATE flusso.opensearch_generation SET truncate_version = $2, "
 			   "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1 "
 			   "AND state OPERATOR(pg_catalog.<>) 'retired'",
 			   2, types, values, SPI_OK_UPDATE);
@@ -230,7 +230,7 @@ generation_truncate(const char *index, XLogRecPtr version)
 void
 generation_retire_all(const char *index)
 {
-	(void) store_run_text("UPDATE flusso.opensearch_generation SET state = 'retired', "
+	(void) spi_run_text("UPDATE flusso.opensearch_generation SET state = 'retired', "
 						  "updated_at = pg_catalog.now() WHERE index_name OPERATOR(pg_catalog.=) $1",
 						  index, NULL, SPI_OK_UPDATE);
 }
@@ -244,13 +244,13 @@ generation_forget_active(const char *index)
 {
 	if (!digest_in_catalog())
 	{
-		(void) store_run_text("DELETE FROM flusso.opensearch_generation "
+		(void) spi_run_text("DELETE FROM flusso.opensearch_generation "
 							  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 							  "AND state OPERATOR(pg_catalog.<>) 'retired'",
 							  index, NULL, SPI_OK_DELETE);
 		return;
 	}
-	(void) store_run_text("WITH gone AS (DELETE FROM flusso.opensearch_generation "
+	(void) spi_run_text("WITH gone AS (DELETE FROM flusso.opensearch_generation "
 						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						  "AND state OPERATOR(pg_catalog.<>) 'retired' RETURNING generation) "
 						  "DELETE FROM flusso.opensearch_digest d USING gone "
@@ -321,7 +321,7 @@ generation_load_all(void)
 	/* before 0.11.0, no definition gains fields in place */
 	const char *remap = generation_remap_in_catalog() ? "g.remap" : "false";
 
-	(void) store_read(psprintf("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
+	(void) spi_read(psprintf("SELECT g.generation, g.index_name, g.server_name, g.owner::pg_catalog.oid, "
 							   "g.alias, g.concrete, g.state, g.created, g.keep, "
 							   "COALESCE(g.seeded_version, -1), COALESCE(g.truncate_version, -1), "
 							   "(g.settings OPERATOR(pg_catalog.->>) 'shards')::pg_catalog.int4, "
@@ -360,7 +360,7 @@ generation_targets(const char *index, int *n)
 	int64	   *generations;
 	ListCell   *lc;
 
-	(void) store_read("SELECT generation FROM flusso.opensearch_generation "
+	(void) spi_read("SELECT generation FROM flusso.opensearch_generation "
 					  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 					  "AND state OPERATOR(pg_catalog.<>) 'retired'",
 					  1, types, values, true, 0, read_generation_number, &found);
@@ -385,7 +385,7 @@ generation_mirroring_table(const char *index)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
 
-	return store_read_int64("SELECT g.generation FROM flusso.opensearch_generation g "
+	return spi_read_int64("SELECT g.generation FROM flusso.opensearch_generation g "
 							"WHERE g.index_name OPERATOR(pg_catalog.=) $1 "
 							"AND g.state OPERATOR(pg_catalog.=) 'served' "
 							"AND NOT EXISTS (SELECT 1 FROM flusso.opensearch_generation o "
@@ -447,7 +447,7 @@ generation_ranges_after(int64 generation, int nkeys)
 	Datum		values[1] = {Int64GetDatum(generation)};
 	KeyRead		read = {nkeys, NULL, false};
 
-	(void) store_read("SELECT ranges_after FROM flusso.opensearch_generation "
+	(void) spi_read("SELECT ranges_after FROM flusso.opensearch_generation "
 					  "WHERE generation OPERATOR(pg_catalog.=) $1",
 					  1, types, values, true, 1, read_key, &read);
 	if (read.wrong)
@@ -467,7 +467,7 @@ generation_ranges_advance(int64 generation, char **key, int nkeys, int64 read)
 	Datum		values[3] = {Int64GetDatum(generation), text_array_from_strings(key, nkeys),
 	Int64GetDatum(read)};
 
-	(void) store_run("UPDATE flusso.opensearch_generation SET ranges_after = $2, "
+	(void) spi_run("UPDATE flusso.opensearch_generation SET ranges_after = $2, "
 					 "ranges_shipped = ranges_shipped OPERATOR(pg_catalog.+) $3, "
 					 "updated_at = pg_catalog.now() WHERE generation OPERATOR(pg_catalog.=) $1",
 					 3, types, values, SPI_OK_UPDATE);
@@ -513,7 +513,7 @@ generation_retire_served(int64 generation)
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(generation)};
 
-	return store_run("UPDATE flusso.opensearch_generation SET state = 'retired', "
+	return spi_run("UPDATE flusso.opensearch_generation SET state = 'retired', "
 					 "keep = false, updated_at = pg_catalog.now() "
 					 "WHERE generation OPERATOR(pg_catalog.=) $1 "
 					 "AND state OPERATOR(pg_catalog.=) 'served'",
@@ -540,7 +540,7 @@ generation_forget(int64 generation)
 void
 generation_forget_every(void)
 {
-	(void) store_run("DELETE FROM flusso.opensearch_generation", 0, NULL, NULL, SPI_OK_DELETE);
+	(void) spi_run("DELETE FROM flusso.opensearch_generation", 0, NULL, NULL, SPI_OK_DELETE);
 	if (digest_in_catalog())
 		digest_forget_every();
 }
@@ -558,7 +558,7 @@ generation_rename(int64 generation, const char *alias, const char *concrete)
 	values[0] = Int64GetDatum(generation);
 	values[1] = CStringGetTextDatum(alias);
 	values[2] = CStringGetTextDatum(concrete);
-	(void) store_run("UPDATE flusso.opensearch_generation SET alias = $2, concrete = $3, "
+	(void) spi_run("UPDATE flusso.opensearch_generation SET alias = $2, concrete = $3, "
 					 "updated_at = pg_catalog.now() "
 					 "WHERE generation OPERATOR(pg_catalog.=) $1 AND NOT created",
 					 3, types, values, SPI_OK_UPDATE);
@@ -585,7 +585,7 @@ generation_served(const char *index, char **server_name, char **alias)
 	Datum		values[1] = {CStringGetTextDatum(index)};
 	char	   *names[3] = {NULL, NULL, NULL};
 
-	if (store_read("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
+	if (spi_read("SELECT concrete, server_name, alias FROM flusso.opensearch_generation "
 				   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 				   "AND state OPERATOR(pg_catalog.=) 'served'",
 				   1, types, values, true, 1, read_served, names) == 0)

@@ -23,7 +23,8 @@
 #include "utils/timestamp.h"
 
 #include "store/catalog_outbox.h"
-#include "store/store_spi.h"
+#include "store/index_paths.h"
+#include "util/spi_run.h"
 
 /*
  * Queue ids (text[], distinct) of index with version; a row queued again
@@ -39,7 +40,7 @@ outbox_queue(const char *index, Datum ids, XLogRecPtr version, bool seed_only)
 	values[1] = ids;
 	values[2] = Int64GetDatum((int64) version);
 	values[3] = BoolGetDatum(seed_only);
-	return store_run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
+	return spi_run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
 			   "SELECT $1, u.id, $3, $4 FROM pg_catalog.unnest($2) u(id) "
 			   "ON CONFLICT (index_name, id) DO UPDATE SET "
 			   "version = GREATEST(o.version, EXCLUDED.version), "
@@ -54,7 +55,7 @@ outbox_requeue_rejected(const char *index, XLogRecPtr version)
 	Oid			types[2] = {TEXTOID, INT8OID};
 	Datum		values[2] = {CStringGetTextDatum(index), Int64GetDatum((int64) version)};
 
-	(void) store_run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
+	(void) spi_run("INSERT INTO flusso.outbox AS o (index_name, id, version, seed_only) "
 			   "SELECT index_name, id, $2, false FROM flusso.rejected "
 			   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 			   "ON CONFLICT (index_name, id) DO UPDATE SET "
@@ -66,7 +67,7 @@ outbox_requeue_rejected(const char *index, XLogRecPtr version)
 void
 outbox_forget(const char *index)
 {
-	(void) store_run_text("DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+	(void) spi_run_text("DELETE FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
 						  index, NULL, SPI_OK_DELETE);
 }
 
@@ -74,7 +75,7 @@ outbox_forget(const char *index)
 void
 outbox_forget_every(void)
 {
-	(void) store_run("DELETE FROM flusso.outbox", 0, NULL, NULL, SPI_OK_DELETE);
+	(void) spi_run("DELETE FROM flusso.outbox", 0, NULL, NULL, SPI_OK_DELETE);
 }
 
 /* The rows taken, into context, room for limit made first. */
@@ -119,7 +120,7 @@ outbox_take(const char *index, int limit, const OutboxRow *after,
 	values[3] = Int64GetDatum(after ? after->seq : 0);
 	taken.rows = MemoryContextAllocZero(context, sizeof(OutboxRow) * Max(limit, 1));
 	level = store_index_paths_begin();
-	(void) store_read(after == NULL
+	(void) spi_read(after == NULL
 					  ? "SELECT id, version, seed_only, seq FROM flusso.outbox "
 					  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 					  "ORDER BY version, seq LIMIT $2"
@@ -147,7 +148,7 @@ outbox_forget_shipped(const char *index, Datum ids, Datum seqs)
 	int			level = store_index_paths_begin();
 
 	/* the rows locked are deleted where they are, by their ctids */
-	forgotten = store_run("DELETE FROM flusso.outbox WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+	forgotten = spi_run("DELETE FROM flusso.outbox WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
 						  "SELECT o.ctid FROM flusso.outbox o, "
 						  "ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS d(id, seq) "
 						  "WHERE o.index_name OPERATOR(pg_catalog.=) $1 "
@@ -170,7 +171,7 @@ outbox_holds_queued_by(const char *index, TimestampTz at)
 	Oid			types[2] = {TEXTOID, TIMESTAMPTZOID};
 	Datum		values[2] = {CStringGetTextDatum(index), TimestampTzGetDatum(at)};
 
-	return store_read("SELECT 1 FROM flusso.outbox "
+	return spi_read("SELECT 1 FROM flusso.outbox "
 					  "WHERE index_name OPERATOR(pg_catalog.=) $1 AND NOT seed_only "
 					  "AND queued_at OPERATOR(pg_catalog.<=) $2 LIMIT 1",
 					  2, types, values, true, 1, NULL, NULL) > 0;
@@ -183,6 +184,6 @@ outbox_ids(const char *index)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
 
-	return store_read_texts("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
+	return spi_read_texts("SELECT id FROM flusso.outbox WHERE index_name OPERATOR(pg_catalog.=) $1",
 							1, types, values);
 }

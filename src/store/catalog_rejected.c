@@ -21,7 +21,7 @@
 #include "utils/tuplestore.h"
 
 #include "store/catalog_rejected.h"
-#include "store/store_spi.h"
+#include "util/spi_run.h"
 
 /* How many documents of index were rejected. */
 int64
@@ -30,7 +30,7 @@ catalog_count_rejected(const char *index)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
 
-	return store_read_int64("SELECT pg_catalog.count(*) FROM flusso.rejected "
+	return spi_read_int64("SELECT pg_catalog.count(*) FROM flusso.rejected "
 							"WHERE index_name OPERATOR(pg_catalog.=) $1",
 							1, argtypes, values);
 }
@@ -58,7 +58,7 @@ catalog_list_rejected(const char *index, ReturnSetInfo *rsinfo)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(index)};
 
-	(void) store_read("SELECT id, version, status, error_type, reason, rejected_at "
+	(void) spi_read("SELECT id, version, status, error_type, reason, rejected_at "
 					  "FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY id",
 					  1, types, values, true, 0, put_rejected, rsinfo);
 }
@@ -77,7 +77,7 @@ catalog_record_rejected(const char *index, const char *id, int64 version,
 	values[3] = Int32GetDatum(status);
 	values[4] = CStringGetTextDatum(error_type);
 	values[5] = CStringGetTextDatum(reason);
-	(void) store_run("INSERT INTO flusso.rejected AS r (index_name, id, version, status, error_type, reason) "
+	(void) spi_run("INSERT INTO flusso.rejected AS r (index_name, id, version, status, error_type, reason) "
 					 "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (index_name, id) DO UPDATE SET "
 					 "version = EXCLUDED.version, status = EXCLUDED.status, "
 					 "error_type = EXCLUDED.error_type, reason = EXCLUDED.reason, "
@@ -89,7 +89,7 @@ catalog_record_rejected(const char *index, const char *id, int64 version,
 void
 catalog_forget_rejected(const char *index)
 {
-	(void) store_run_text("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1",
+	(void) spi_run_text("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1",
 						  index, NULL, SPI_OK_DELETE);
 }
 
@@ -100,7 +100,7 @@ catalog_forget_rejected_ids(const char *index, Datum ids)
 	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		values[2] = {CStringGetTextDatum(index), ids};
 
-	(void) store_run("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 "
+	(void) spi_run("DELETE FROM flusso.rejected WHERE index_name OPERATOR(pg_catalog.=) $1 "
 					 "AND id OPERATOR(pg_catalog.=) ANY ($2)",
 					 2, types, values, SPI_OK_DELETE);
 }
@@ -109,5 +109,5 @@ catalog_forget_rejected_ids(const char *index, Datum ids)
 void
 catalog_forget_every_rejected(void)
 {
-	(void) store_run("DELETE FROM flusso.rejected", 0, NULL, NULL, SPI_OK_DELETE);
+	(void) spi_run("DELETE FROM flusso.rejected", 0, NULL, NULL, SPI_OK_DELETE);
 }

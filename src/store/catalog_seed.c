@@ -21,8 +21,8 @@
 #include "utils/memutils.h"
 
 #include "store/catalog_seed.h"
-#include "store/store_spi.h"
 #include "util/text_array.h"
+#include "util/spi_run.h"
 
 /* A text[] column of a row, as n strings, or NULL. */
 static char **
@@ -67,7 +67,7 @@ catalog_read_seed(const char *name, const char *version, int nkeys,
 	Datum		values[2] = {CStringGetTextDatum(name), CStringGetTextDatum(version)};
 	SeedRead	read = {row, nkeys, context};
 
-	return store_read("SELECT last_key, max_key, done, total FROM flusso.seed "
+	return spi_read("SELECT last_key, max_key, done, total FROM flusso.seed "
 					  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 					  "AND version OPERATOR(pg_catalog.=) $2",
 					  2, argtypes, values, true, 1, read_seed, &read) > 0;
@@ -87,7 +87,7 @@ catalog_start_seed(const char *name, const char *version,
 	values[2] = max_key ? text_array_from_strings(max_key, nkeys) : (Datum) 0;
 	nulls[2] = max_key ? ' ' : 'n';
 	values[3] = Int64GetDatum(total);
-	(void) store_run_nulls("INSERT INTO flusso.seed (index_name, version, max_key, total) "
+	(void) spi_run_nulls("INSERT INTO flusso.seed (index_name, version, max_key, total) "
 						   "VALUES ($1, $2, $3, $4) ON CONFLICT (index_name) DO UPDATE SET "
 						   "version = $2, last_key = NULL, max_key = $3, done = 0, total = $4, "
 						   "started_at = pg_catalog.clock_timestamp(), "
@@ -107,7 +107,7 @@ catalog_save_seed(const char *name, char **last_key, int nkeys, int64 done)
 	values[1] = last_key ? text_array_from_strings(last_key, nkeys) : (Datum) 0;
 	nulls[1] = last_key ? ' ' : 'n';
 	values[2] = Int64GetDatum(done);
-	(void) store_run_nulls("UPDATE flusso.seed SET last_key = $2, done = $3, "
+	(void) spi_run_nulls("UPDATE flusso.seed SET last_key = $2, done = $3, "
 						   "updated_at = pg_catalog.clock_timestamp() "
 						   "WHERE index_name OPERATOR(pg_catalog.=) $1",
 						   3, argtypes, values, nulls, SPI_OK_UPDATE);
@@ -117,7 +117,7 @@ catalog_save_seed(const char *name, char **last_key, int nkeys, int64 done)
 List *
 catalog_resumable_seeds(void)
 {
-	return store_read_texts("SELECT s.index_name FROM flusso.seed s JOIN flusso.index i "
+	return spi_read_texts("SELECT s.index_name FROM flusso.seed s JOIN flusso.index i "
 							"ON i.name OPERATOR(pg_catalog.=) s.index_name "
 							"AND i.version OPERATOR(pg_catalog.=) s.version", 0, NULL, NULL);
 }
@@ -126,7 +126,7 @@ catalog_resumable_seeds(void)
 void
 catalog_forget_seed(const char *name)
 {
-	(void) store_run_text("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
+	(void) spi_run_text("DELETE FROM flusso.seed WHERE index_name OPERATOR(pg_catalog.=) $1",
 						  name, NULL, SPI_OK_DELETE);
 }
 
@@ -134,5 +134,5 @@ catalog_forget_seed(const char *name)
 void
 catalog_forget_all_seeds(void)
 {
-	(void) store_run("DELETE FROM flusso.seed", 0, NULL, NULL, SPI_OK_DELETE);
+	(void) spi_run("DELETE FROM flusso.seed", 0, NULL, NULL, SPI_OK_DELETE);
 }

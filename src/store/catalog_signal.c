@@ -25,9 +25,9 @@
 
 #include "ipc/requests.h"
 #include "store/catalog_signal.h"
-#include "store/store_spi.h"
 #include "util/pinned.h"
 #include "util/text_array.h"
+#include "util/spi_run.h"
 
 /*
  * Run a statement with up to two text arguments, $1 and $2, and kinds, a
@@ -54,7 +54,7 @@ run(const char *sql, int expected, const char *arg1, const char *arg2,
 		argtypes[nargs] = TEXTARRAYOID;
 		values[nargs++] = text_array_from_strings((char **) kinds, n);
 	}
-	(void) store_run(sql, nargs, argtypes, values, expected);
+	(void) spi_run(sql, nargs, argtypes, values, expected);
 }
 
 /*
@@ -77,7 +77,7 @@ insert_request(const char *kind, const char *name, const char *detail)
 	detail ? CStringGetTextDatum(detail) : (Datum) 0};
 	Datum		id = (Datum) 0;
 
-	(void) store_read(detail
+	(void) spi_read(detail
 					  ? "INSERT INTO flusso.signal (kind, index_name, detail) VALUES ($1, $2, $3) RETURNING id"
 					  : "INSERT INTO flusso.signal (kind, index_name) VALUES ($1, $2) RETURNING id",
 					  detail ? 3 : 2, argtypes, values, false, 0, read_uuid, &id);
@@ -98,7 +98,7 @@ insert_requests(const char *kind, List *names)
 		array[n++] = lfirst(lc);
 	values[0] = CStringGetTextDatum(kind);
 	values[1] = text_array_from_strings(array, n);
-	(void) store_run("INSERT INTO flusso.signal (kind, index_name) "
+	(void) spi_run("INSERT INTO flusso.signal (kind, index_name) "
 					 "SELECT $1, pg_catalog.unnest($2)",
 					 2, argtypes, values, SPI_OK_INSERT);
 }
@@ -111,9 +111,9 @@ catalog_insert_watermark(const char *kind, const char *name)
 	Datum		values[2] = {CStringGetTextDatum(kind), CStringGetTextDatum(name)};
 	List	   *ids = NIL;
 
-	(void) store_read("INSERT INTO flusso.signal (kind, index_name) VALUES ($1, $2) "
+	(void) spi_read("INSERT INTO flusso.signal (kind, index_name) VALUES ($1, $2) "
 					  "RETURNING id::pg_catalog.text",
-					  2, argtypes, values, false, 0, store_read_text, &ids);
+					  2, argtypes, values, false, 0, spi_read_text, &ids);
 	return linitial(ids);
 }
 
@@ -203,7 +203,7 @@ kind_accepted(const char *kind)
 {
 	int			major = 0;
 	int			minor = 0;
-	List	   *versions = store_read_texts("SELECT extversion FROM pg_catalog.pg_extension "
+	List	   *versions = spi_read_texts("SELECT extversion FROM pg_catalog.pg_extension "
 											"WHERE extname OPERATOR(pg_catalog.=) 'flusso'",
 											0, NULL, NULL);
 	char	   *version = versions != NIL ? linitial(versions) : NULL;

@@ -6,7 +6,7 @@
  *	  written once, as a verb.
  *
  * Each verb runs in the caller's role and transaction, in a SPI connection
- * of its own (store_spi.c); what it returns is allocated in the caller's
+ * of its own (util/spi_run.c); what it returns is allocated in the caller's
  * memory context.
  *
  * Copyright (c) 2026, flusso developers
@@ -23,7 +23,7 @@
 #include "store/catalog_opensearch_generation.h"
 #include "store/catalog_sink.h"
 #include "store/catalog_source.h"
-#include "store/store_spi.h"
+#include "util/spi_run.h"
 
 static void
 read_sink(HeapTuple tuple, TupleDesc desc, void *arg)
@@ -45,7 +45,7 @@ catalog_read_sinks(const char *index)
 	Datum		values[1] = {CStringGetTextDatum(index)};
 	List	   *rows = NIL;
 
-	(void) store_read("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
+	(void) spi_read("SELECT sink, server_name, options::pg_catalog.text FROM flusso.sink "
 					  "WHERE index_name OPERATOR(pg_catalog.=) $1 ORDER BY sink",
 					  1, argtypes, values, true, 0, read_sink, &rows);
 	return rows;
@@ -72,7 +72,7 @@ catalog_replace_sinks(const char *index, bool table, const char *server, const c
 		values[2] = i == 0 ? (Datum) 0 : CStringGetTextDatum(server);
 		nulls[2] = i == 0 ? 'n' : ' ';
 		values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(i == 0 ? "{}" : options));
-		(void) store_run_nulls("INSERT INTO flusso.sink (index_name, sink, server_name, options) "
+		(void) spi_run_nulls("INSERT INTO flusso.sink (index_name, sink, server_name, options) "
 							   "VALUES ($1, $2, $3, $4)",
 							   4, types, values, nulls, SPI_OK_INSERT);
 	}
@@ -82,7 +82,7 @@ catalog_replace_sinks(const char *index, bool table, const char *server, const c
 void
 catalog_forget_sinks(const char *index)
 {
-	(void) store_run_text("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
+	(void) spi_run_text("DELETE FROM flusso.sink WHERE index_name OPERATOR(pg_catalog.=) $1",
 						  index, NULL, SPI_OK_DELETE);
 }
 
@@ -102,7 +102,7 @@ catalog_sinks_signature_sql(const char *index_column)
 void
 catalog_stop_shipping(const char *index, const char *reason)
 {
-	(void) store_run_text("UPDATE flusso.sink SET stopped = $2 "
+	(void) spi_run_text("UPDATE flusso.sink SET stopped = $2 "
 						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
 						  index, reason, SPI_OK_UPDATE);
@@ -112,7 +112,7 @@ catalog_stop_shipping(const char *index, const char *reason)
 void
 catalog_resume_shipping(const char *index)
 {
-	(void) store_run_text("UPDATE flusso.sink SET stopped = NULL "
+	(void) spi_run_text("UPDATE flusso.sink SET stopped = NULL "
 						  "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						  "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
 						  index, NULL, SPI_OK_UPDATE);
@@ -131,7 +131,7 @@ catalog_set_conflict(const char *index, const char *reason)
 
 	values[0] = CStringGetTextDatum(index);
 	values[1] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
-	(void) store_run_nulls("UPDATE flusso.sink SET conflict = $2 "
+	(void) spi_run_nulls("UPDATE flusso.sink SET conflict = $2 "
 						   "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 						   "AND sink OPERATOR(pg_catalog.=) 'opensearch' "
 						   "AND conflict IS DISTINCT FROM $2",
@@ -149,7 +149,7 @@ catalog_take_alias(const char *index, bool asked)
 	Oid			types[2] = {TEXTOID, BOOLOID};
 	Datum		values[2] = {CStringGetTextDatum(index), BoolGetDatum(asked)};
 
-	return store_run("UPDATE flusso.sink SET take_alias = $2 "
+	return spi_run("UPDATE flusso.sink SET take_alias = $2 "
 					 "WHERE index_name OPERATOR(pg_catalog.=) $1 "
 					 "AND sink OPERATOR(pg_catalog.=) 'opensearch'",
 					 2, types, values, SPI_OK_UPDATE) > 0;
@@ -162,7 +162,7 @@ catalog_take_alias(const char *index, bool asked)
 void
 catalog_reset_shipping(void)
 {
-	(void) store_run("UPDATE flusso.sink SET stopped = NULL, conflict = NULL, take_alias = false "
+	(void) spi_run("UPDATE flusso.sink SET stopped = NULL, conflict = NULL, take_alias = false "
 					 "WHERE stopped IS NOT NULL OR conflict IS NOT NULL OR take_alias",
 					 0, NULL, NULL, SPI_OK_UPDATE);
 }
@@ -221,7 +221,7 @@ catalog_shipping_rows(void)
 {
 	List	   *rows = NIL;
 
-	(void) store_read(psprintf("SELECT s.index_name, "
+	(void) spi_read(psprintf("SELECT s.index_name, "
 							   "(SELECT pg_catalog.count(*) FROM flusso.outbox o "
 							   " WHERE o.index_name OPERATOR(pg_catalog.=) s.index_name) "
 							   "OPERATOR(pg_catalog.+) %s, "
@@ -249,7 +249,7 @@ catalog_shipping_row(const char *index, ShippingRow *row)
 	List	   *rows = NIL;
 
 	memset(row, 0, sizeof(ShippingRow));
-	if (store_read(psprintf("SELECT s.index_name, 0::pg_catalog.int8, NULL::pg_catalog.float8, "
+	if (spi_read(psprintf("SELECT s.index_name, 0::pg_catalog.int8, NULL::pg_catalog.float8, "
 							"(SELECT pg_catalog.count(*) FROM flusso.rejected r "
 							"WHERE r.index_name OPERATOR(pg_catalog.=) s.index_name), s.stopped, %s "
 							"FROM flusso.sink s WHERE s.index_name OPERATOR(pg_catalog.=) $1 "

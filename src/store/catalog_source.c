@@ -25,7 +25,7 @@
 #include "utils/lsyscache.h"
 
 #include "store/catalog_source.h"
-#include "store/store_spi.h"
+#include "util/spi_run.h"
 
 /* Does the catalog have flusso.source (0.7.0 on)?  From the system caches. */
 bool
@@ -64,7 +64,7 @@ catalog_source_rows(void)
 {
 	List	   *rows = NIL;
 
-	(void) store_read("SELECT id::pg_catalog.text, system_identifier, database_oid, "
+	(void) spi_read("SELECT id::pg_catalog.text, system_identifier, database_oid, "
 					  "database_name::pg_catalog.text, created_at::pg_catalog.text, "
 					  "copied_from OPERATOR(pg_catalog.->>) 'system_identifier', "
 					  "copied_from OPERATOR(pg_catalog.->>) 'database_oid', "
@@ -83,7 +83,7 @@ catalog_source_rows(void)
 void
 catalog_source_lock(void)
 {
-	(void) store_run("LOCK TABLE flusso.source IN SHARE ROW EXCLUSIVE MODE",
+	(void) spi_run("LOCK TABLE flusso.source IN SHARE ROW EXCLUSIVE MODE",
 					 0, NULL, NULL, SPI_OK_UTILITY);
 }
 
@@ -98,7 +98,7 @@ catalog_source_insert(const char *system_identifier, Oid database_oid,
 	values[0] = CStringGetTextDatum(system_identifier);
 	values[1] = ObjectIdGetDatum(database_oid);
 	values[2] = CStringGetTextDatum(database_name);
-	(void) store_run("INSERT INTO flusso.source (system_identifier, database_oid, database_name) "
+	(void) spi_run("INSERT INTO flusso.source (system_identifier, database_oid, database_name) "
 					 "VALUES ($1, $2, $3::pg_catalog.name) "
 					 "ON CONFLICT (system_identifier, database_oid) DO NOTHING",
 					 3, types, values, SPI_OK_INSERT);
@@ -116,9 +116,9 @@ catalog_source_fold(const char *id, const char *copied_from)
 
 	values[0] = DirectFunctionCall1(uuid_in, CStringGetDatum(id));
 	values[1] = DirectFunctionCall1(jsonb_in, CStringGetDatum(copied_from));
-	(void) store_run("UPDATE flusso.source SET copied_from = $2 WHERE id OPERATOR(pg_catalog.=) $1",
+	(void) spi_run("UPDATE flusso.source SET copied_from = $2 WHERE id OPERATOR(pg_catalog.=) $1",
 					 2, types, values, SPI_OK_UPDATE);
-	(void) store_run("DELETE FROM flusso.source WHERE id OPERATOR(pg_catalog.<>) $1",
+	(void) spi_run("DELETE FROM flusso.source WHERE id OPERATOR(pg_catalog.<>) $1",
 					 1, types, values, SPI_OK_DELETE);
 }
 
@@ -131,7 +131,7 @@ catalog_source_rename(const char *id, const char *database_name)
 
 	values[0] = DirectFunctionCall1(uuid_in, CStringGetDatum(id));
 	values[1] = CStringGetTextDatum(database_name);
-	(void) store_run("UPDATE flusso.source SET database_name = $2::pg_catalog.name "
+	(void) spi_run("UPDATE flusso.source SET database_name = $2::pg_catalog.name "
 					 "WHERE id OPERATOR(pg_catalog.=) $1",
 					 2, types, values, SPI_OK_UPDATE);
 }

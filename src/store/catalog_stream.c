@@ -19,20 +19,20 @@
 #include "utils/builtins.h"
 
 #include "store/catalog_stream.h"
-#include "store/store_spi.h"
+#include "util/spi_run.h"
 
 /* Is a slot recorded? */
 bool
 catalog_slot_recorded(void)
 {
-	return store_read("SELECT 1 FROM flusso.stream LIMIT 1", 0, NULL, NULL, true, 1, NULL, NULL) > 0;
+	return spi_read("SELECT 1 FROM flusso.stream LIMIT 1", 0, NULL, NULL, true, 1, NULL, NULL) > 0;
 }
 
 /* Record that the slot of this name was made (now). */
 void
 catalog_record_slot(const char *slot_name)
 {
-	(void) store_run_text("INSERT INTO flusso.stream (slot_name) VALUES ($1) "
+	(void) spi_run_text("INSERT INTO flusso.stream (slot_name) VALUES ($1) "
 						  "ON CONFLICT (slot_name) DO UPDATE SET created_at = pg_catalog.now()",
 						  slot_name, NULL, SPI_OK_INSERT);
 }
@@ -41,5 +41,5 @@ catalog_record_slot(const char *slot_name)
 void
 catalog_forget_slot(void)
 {
-	(void) store_run("DELETE FROM flusso.stream", 0, NULL, NULL, SPI_OK_DELETE);
+	(void) spi_run("DELETE FROM flusso.stream", 0, NULL, NULL, SPI_OK_DELETE);
 }

@@ -32,8 +32,8 @@
 #include "utils/lsyscache.h"
 
 #include "settings.h"
-#include "store/store_spi.h"
 #include "store/stored_docs.h"
+#include "util/spi_run.h"
 
 /*
  * The documents of ids[0..n-1] into docs[0..n-1], as JSON text in the
@@ -64,12 +64,12 @@ stored_docs_read(const char *index, char **ids, int n, char **docs)
 	for (int i = 0; i < n; i++)
 		id_values[i] = CStringGetTextDatum(ids[i]);
 	values[0] = PointerGetDatum(construct_array(id_values, n, TEXTOID, -1, false, TYPALIGN_INT));
-	if (store_read(psprintf("SELECT t.doc::pg_catalog.text "
+	if (spi_read(psprintf("SELECT t.doc::pg_catalog.text "
 							"FROM pg_catalog.unnest($1) WITH ORDINALITY u(id, n) "
 							"LEFT JOIN %s t ON t.id OPERATOR(pg_catalog.=) u.id "
 							"ORDER BY u.n",
 							quote_qualified_identifier(FLUSSO_DOCS_SCHEMA, index)),
-				   1, types, values, true, 0, store_read_text, &read) != (uint64) n)
+				   1, types, values, true, 0, spi_read_text, &read) != (uint64) n)
 		elog(ERROR, "could not read the documents of index \"%s\"", index);
 	foreach(lc, read)
 		docs[next++] = lfirst(lc);
